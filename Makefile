@@ -1,0 +1,142 @@
+# flightrec: the one top-level Makefile.
+#
+# Artifacts are staged in build/ with the install layout (build/bin/flightrec,
+# build/lib/flightrec/libmcount.so), so `flightrec record` finds its libraries relative to its
+# own path both in the tree and once installed.
+#
+# Two flavours of every shared object file:
+#   build/rt/   runtime flags: -fPIC, hidden visibility, never sanitizers or instrumentation
+#               (the runtimes run inside the traced program).
+#   build/host/ host flags: CLI, readers and unit tests; ASAN=1 / TSAN=1 apply here only.
+#
+# Targets: all, install PREFIX=DIR, check, bench, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
+
+-include config.mk
+
+PREFIX ?= $(or $(PREFIX_DEFAULT),/usr/local)
+CC ?= gcc
+CLANG ?= clang
+
+ifneq ($(V),1)
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2);
+endif
+
+OPT := $(if $(DEBUG),-O0,-O2)
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+COMMON := -std=gnu11 -g $(OPT) $(WARN) -D_GNU_SOURCE -I. -Iinclude -MMD -MP
+
+# Runtime code: no sanitizers; hot-path code must not touch SSE/x87 registers so that the
+# trampolines need not save them (-mgeneral-regs-only applies to the hook files only).
+RT_CFLAGS := $(COMMON) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
+	-fno-stack-protector -ftls-model=initial-exec -fno-strict-aliasing
+SAN_FLAGS :=
+ifeq ($(ASAN),1)
+SAN_FLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+ifeq ($(TSAN),1)
+SAN_FLAGS += -fsanitize=thread
+endif
+HOST_CFLAGS := $(COMMON) -fno-omit-frame-pointer $(SAN_FLAGS)
+HOST_LDFLAGS := $(SAN_FLAGS)
+
+B := build
+REC_SRCS := $(wildcard librecord/*.c)
+REC_ASM := $(wildcard librecord/*.S)
+MC_SRCS := $(wildcard libmcount/*.c)
+MC_ASM := $(wildcard libmcount/*.S)
+READER_SRCS := $(wildcard readers/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+
+REC_RT_OBJS := $(REC_SRCS:%.c=$(B)/rt/%.o) $(REC_ASM:%.S=$(B)/rt/%.o)
+REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o)
+MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o)
+READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
+
+LIBRECORD_RT := $(B)/rt/librecord.a
+LIBRECORD_HOST := $(B)/host/librecord.a
+LIBREADERS := $(B)/host/libreaders.a
+LIBMCOUNT := $(B)/lib/flightrec/libmcount.so
+FLIGHTREC := $(B)/bin/flightrec
+
+RUNTIME_LIBS := -lelf -lpthread -ldl
+
+all: $(LIBMCOUNT) $(FLIGHTREC)
+
+$(B)/rt/%.o: %.c config.mk
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(RT_CFLAGS) $(CFLAGS_$(notdir $*)) -c -o $@ $<
+
+$(B)/rt/%.o: %.S
+	$(call msg,AS,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+$(B)/host/%.o: %.S
+	$(call msg,AS,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HOST_CFLAGS) -c -o $@ $<
+
+$(B)/host/%.o: %.c config.mk
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HOST_CFLAGS) -c -o $@ $<
+
+$(LIBRECORD_RT): $(REC_RT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBRECORD_HOST): $(REC_HOST_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBREADERS): $(READER_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# libmcount: hook files are compiled so that they never use SSE/x87 registers; the wrappers
+# define libc names (longjmp, execve, ...) with their own prototypes
+CFLAGS_mcount_hooks := -mgeneral-regs-only
+CFLAGS_mcount_wrap := -fno-builtin
+$(LIBMCOUNT): $(MC_OBJS) $(LIBRECORD_RT)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ $(MC_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete -Wl,-z,defs \
+		-Wl,--version-script=libmcount/exports.map
+
+$(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(LIBREADERS) -lelf
+
+$(B)/tests/unit/%: $(B)/host/tests/unit/%.o $(LIBREADERS) $(LIBRECORD_HOST)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $< $(LIBREADERS) $(LIBRECORD_HOST) -lcmocka -lelf -lpthread -ldl
+
+unit: $(UNIT_BINS)
+
+check: all unit
+	$(Q)tests/run
+
+bench: all
+	$(Q)bench/run
+
+install: all
+	$(call msg,INSTALL,$(PREFIX))
+	$(Q)install -d $(PREFIX)/bin $(PREFIX)/lib/flightrec
+	$(Q)install -m 755 $(FLIGHTREC) $(PREFIX)/bin/flightrec
+	$(Q)install -m 755 $(LIBMCOUNT) $(PREFIX)/lib/flightrec/libmcount.so
+
+clean:
+	$(Q)rm -rf $(B)
+
+.PHONY: all unit check bench install clean
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

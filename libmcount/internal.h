@@ -1,0 +1,68 @@
+/*
+ * libmcount internal state: the per-thread shadow stack of the function hooks.
+ *
+ * Three hook flavours feed one stack:
+ *   -pg (mcount) and -pg -mfentry (__fentry__): entry only; the exit is caught by replacing
+ *     the return address in the caller's frame (*parent_loc) with mcount_return, which
+ *     records the exit and returns to the saved address (return-address hijacking).
+ *   -finstrument-functions: explicit entry and exit hooks; nothing is hijacked.
+ * A frame's `parent_loc` orders frames by stack position (the stack grows down: a live
+ * caller's slot is always above its callees'), which is how frames skipped by longjmp or an
+ * exception are found and given their exits.
+ */
+#ifndef MCOUNT_INTERNAL_H
+#define MCOUNT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+
+enum mc_frame_kind {
+	MC_FRAME_HIJACK = 0, /* -pg / __fentry__: *parent_loc was replaced by mcount_return */
+	MC_FRAME_CYG = 1,    /* -finstrument-functions: parent_loc is the caller's stack pointer */
+};
+
+struct mc_frame {
+	uintptr_t *parent_loc; /* HIJACK: the slot of the return address; CYG: caller's sp */
+	uintptr_t parent_ip;   /* HIJACK: the original return address */
+	uintptr_t child_ip;    /* the address recorded (function or a few bytes into it) */
+	uint32_t kind;         /* enum mc_frame_kind */
+	uint32_t restored;     /* HIJACK: the real return address is back in place (unwinding) */
+};
+
+struct mc_thread {
+	uint32_t depth;        /* frames on rstack, = uftrace depth of the next entry */
+	uint32_t overflow;     /* CYG frames entered beyond max_stack (their exits are skipped) */
+	uint32_t nested;       /* CYG frames entered while the thread was busy (signal in hook) */
+	uint32_t in_exception; /* return addresses restored for a C++ throw, until the catch */
+	struct mc_frame rstack[]; /* mc_max_stack entries */
+};
+
+extern uint32_t mc_max_stack;
+/* LD_PRELOAD as the program started, given back to an exec with a custom environment */
+extern char mc_saved_preload[4096];
+extern const struct rec_frontend mc_frontend;
+
+static inline struct mc_thread *mc_thread_of(struct rec_thread *t)
+{
+	return (struct mc_thread *)rec_thread_fe(t);
+}
+
+/* trampolines (mcount_trampoline.S) */
+void mcount_return(void);
+
+/* hooks (mcount_hooks.c) */
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip);
+uintptr_t mcount_exit(uintptr_t *sp);
+
+/* Give exits to every frame below `sp` (longjmp target, catch frame), newest first. */
+void mc_unwind_to(struct rec_thread *t, uintptr_t sp);
+/* Put the real return addresses back (before the C++ unwinder or a forced unwind walks the
+ * stack) / hijack them again for the frames that survived. */
+void mc_restore_returns(struct rec_thread *t);
+void mc_rehijack_returns(struct rec_thread *t);
+/* Exits for every frame (pthread_exit). */
+void mc_exit_all(struct rec_thread *t);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * mcount_hooks: the hot path of libmcount, called by the trampolines (mcount, __fentry__,
+ * mcount_return) and directly by -finstrument-functions code.
+ *
+ * Compiled with -mgeneral-regs-only: nothing here touches SSE/x87 registers, so the
+ * trampolines save only the integer argument/return registers; slow paths are reached
+ * through librecord's fxsave thunks (REC_HOOK_FPSAFE).
+ *
+ * Per event: one TLS load, the busy guard, a shadow-stack push or pop, rdtsc, a 16-byte
+ * record and a store-release of the committed length. No lock, no atomic RMW, no syscall.
+ *
+ * The busy guard: a hook that runs while another hook of the same thread is in progress (a
+ * signal handler) records nothing and counts what it lost. A -pg frame entered then is not
+ * hijacked (no exit will come); a -finstrument-functions frame is counted in `nested` so its
+ * exit, which also comes before the interrupted hook resumes, is matched.
+ */
+#define REC_HOOK_FPSAFE 1
+#include "libmcount/internal.h"
+#include "librecord/uftrace_format.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+uint32_t mc_max_stack = 1024;
+
+static inline void mc_record(struct rec_thread *t, unsigned type, unsigned depth, uintptr_t addr)
+{
+	struct uftrace_record *r = rec_reserve(t, sizeof(*r));
+	if (unlikely(!r))
+		return;
+	r->time = rec_clock_ns();
+	r->word = uftrace_record_word(type, depth, addr);
+	rec_commit(t);
+}
+
+/* Pop the top frame with an exit record (a frame whose return we will not see). */
+static void mc_pop_frame(struct rec_thread *t, struct mc_thread *mt)
+{
+	uint32_t d = --mt->depth;
+	mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
+}
+
+__attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
+{
+	(void)!write(STDERR_FILENO, msg, len);
+	abort();
+}
+
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
+{
+	struct rec_thread *t = rec_thread_get();
+	struct mc_thread *mt;
+	struct mc_frame *f;
+	uint32_t d;
+
+	if (unlikely(!t))
+		return;
+	if (unlikely(t->busy)) {
+		rec_count_lost(t, REC_LOST_NESTED, 2);
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	mt = mc_thread_of(t);
+	if (unlikely(mt->in_exception)) {
+		/* unwinding: frames at or below this new frame's slot are gone */
+		while (mt->depth && mt->rstack[mt->depth - 1].parent_loc <= parent_loc)
+			mc_pop_frame(t, mt);
+	}
+	d = mt->depth;
+	if (unlikely(d >= mc_max_stack)) {
+		/* not hijacked: neither its entry nor its exit will be in the trace */
+		rec_count_lost(t, REC_LOST_DEPTH, 2);
+		goto out;
+	}
+	f = &mt->rstack[d];
+	f->parent_loc = parent_loc;
+	f->parent_ip = *parent_loc;
+	f->child_ip = child_ip;
+	f->kind = MC_FRAME_HIJACK;
+	f->restored = 0;
+	*parent_loc = (uintptr_t)mcount_return;
+	mt->depth = d + 1;
+	mc_record(t, UFTRACE_ENTRY, d, child_ip);
+out:
+	barrier();
+	t->busy = 0;
+}
+
+/* `sp` is the stack pointer mcount_return arrived with: the slot just consumed is sp - 1. */
+uintptr_t mcount_exit(uintptr_t *sp)
+{
+	static const char no_stack[] = "flightrec: libmcount: a hijacked return has no shadow "
+				       "stack entry; aborting\n";
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	uintptr_t *slot = sp - 1, ret;
+	uint32_t d;
+	uint8_t busy;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		mc_fatal(no_stack, sizeof(no_stack) - 1);
+	mt = mc_thread_of(t);
+	busy = t->busy;
+	t->busy = 1;
+	barrier();
+	/* frames skipped by a longjmp we did not see have slots below this one */
+	while (unlikely(mt->depth && mt->rstack[mt->depth - 1].parent_loc < slot))
+		mc_pop_frame(t, mt);
+	d = mt->depth;
+	if (unlikely(d == 0))
+		mc_fatal(no_stack, sizeof(no_stack) - 1);
+	d--;
+	ret = mt->rstack[d].parent_ip;
+	mt->depth = d;
+	if (likely(!busy))
+		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
+	else
+		rec_count_lost(t, REC_LOST_NESTED, 1);
+	barrier();
+	t->busy = busy;
+	return ret;
+}
+
+__attribute__((visibility("default"))) void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+	struct rec_thread *t = rec_thread_get();
+	struct mc_thread *mt;
+	struct mc_frame *f;
+	uint32_t d;
+
+	(void)call_site;
+	if (unlikely(!t))
+		return;
+	mt = mc_thread_of(t);
+	if (unlikely(t->busy)) {
+		mt->nested++;
+		rec_count_lost(t, REC_LOST_NESTED, 2);
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	d = mt->depth;
+	if (unlikely(d >= mc_max_stack)) {
+		mt->overflow++;
+		rec_count_lost(t, REC_LOST_DEPTH, 2);
+		goto out;
+	}
+	f = &mt->rstack[d];
+	/* the caller's stack pointer: our frame pointer + saved rbp + return address */
+	f->parent_loc = (uintptr_t *)((uintptr_t)__builtin_frame_address(0) + 16);
+	f->parent_ip = 0;
+	f->child_ip = (uintptr_t)fn;
+	f->kind = MC_FRAME_CYG;
+	f->restored = 0;
+	mt->depth = d + 1;
+	mc_record(t, UFTRACE_ENTRY, d, (uintptr_t)fn);
+out:
+	barrier();
+	t->busy = 0;
+}
+
+__attribute__((visibility("default"))) void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	uint32_t i;
+
+	(void)call_site;
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		return; /* its entry was counted lost (or never seen) */
+	mt = mc_thread_of(t);
+	if (unlikely(t->busy)) {
+		if (mt->nested)
+			mt->nested--;
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	if (unlikely(mt->overflow)) {
+		mt->overflow--;
+		goto out;
+	}
+	/* the frame of fn; frames above it were skipped (longjmp) and get their exits now */
+	i = mt->depth;
+	while (i && mt->rstack[i - 1].child_ip != (uintptr_t)fn)
+		i--;
+	if (unlikely(i == 0))
+		goto out; /* entered before recording started */
+	while (mt->depth >= i)
+		mc_pop_frame(t, mt);
+out:
+	barrier();
+	t->busy = 0;
+}
+
+void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+	uint8_t busy = t->busy;
+
+	t->busy = 1;
+	barrier();
+	while (mt->depth && (uintptr_t)mt->rstack[mt->depth - 1].parent_loc < sp)
+		mc_pop_frame(t, mt);
+	barrier();
+	t->busy = busy;
+}
+
+void mc_restore_returns(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+
+	/* newest first: frames sharing a slot (tail calls) leave the oldest value in place */
+	for (uint32_t i = mt->depth; i-- > 0;) {
+		struct mc_frame *f = &mt->rstack[i];
+		if (f->kind == MC_FRAME_HIJACK && !f->restored) {
+			*f->parent_loc = f->parent_ip;
+			f->restored = 1;
+		}
+	}
+	mt->in_exception = 1;
+}
+
+void mc_rehijack_returns(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+
+	for (uint32_t i = 0; i < mt->depth; i++) {
+		struct mc_frame *f = &mt->rstack[i];
+		if (f->kind == MC_FRAME_HIJACK && f->restored) {
+			*f->parent_loc = (uintptr_t)mcount_return;
+			f->restored = 0;
+		}
+	}
+	mt->in_exception = 0;
+}
+
+void mc_exit_all(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+	uint8_t busy = t->busy;
+
+	mc_restore_returns(t);
+	t->busy = 1;
+	barrier();
+	while (mt->depth)
+		mc_pop_frame(t, mt);
+	mt->in_exception = 0;
+	barrier();
+	t->busy = busy;
+}

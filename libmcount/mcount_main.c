@@ -1,0 +1,66 @@
+/*
+ * mcount_main: libmcount's front end description, start-up and shut-down.
+ *
+ * The constructor starts the session (a hook that runs earlier starts it itself through
+ * rec_session_ensure); the destructor, which runs after the program's own destructors
+ * because a preloaded library is initialised before the program, finishes the trace.
+ */
+#include "libmcount/internal.h"
+#include "librecord/sink_uftrace.h"
+#include "librecord/uftrace_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char mc_saved_preload[4096];
+
+static void mc_configured(const struct rec_config *cfg)
+{
+	const char *pre = getenv("LD_PRELOAD"); /* constructor time, with the rest of the env */
+
+	if (pre && strlen(pre) < sizeof(mc_saved_preload))
+		memcpy(mc_saved_preload, pre, strlen(pre) + 1);
+	/* uftrace's depth field has 10 bits: deeper frames could not be told apart */
+	mc_max_stack = cfg->max_stack > UFTRACE_DEPTH_MAX + 1 ? UFTRACE_DEPTH_MAX + 1 : cfg->max_stack;
+	rec_frontend_self_storage.thread_size =
+		sizeof(struct mc_thread) + (size_t)mc_max_stack * sizeof(struct mc_frame);
+}
+
+/* A fork child keeps the forking thread's frames: their returns are still hijacked. */
+static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *parent)
+{
+	const struct mc_thread *p = rec_thread_fe((struct rec_thread *)parent);
+	struct mc_thread *c = mc_thread_of(child);
+
+	memcpy(c, p, sizeof(*p) + (size_t)p->depth * sizeof(struct mc_frame));
+}
+
+struct rec_frontend rec_frontend_self_storage = {
+	.name = "libmcount",
+	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_DROP },
+	.sink = &rec_sink_uftrace,
+	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
+	.configured = mc_configured,
+	.fork_thread = mc_fork_thread,
+};
+
+__attribute__((constructor)) static void mc_init(void)
+{
+	rec_session_start(rec_frontend_self);
+}
+
+__attribute__((destructor)) static void mc_fini(void)
+{
+	rec_session_finish();
+}
+
+/* gcc -pg start-up files start glibc's gprof; with us preloaded there is nothing to write */
+__attribute__((visibility("default"))) void __monstartup(unsigned long low, unsigned long high)
+{
+	(void)low;
+	(void)high;
+}
+
+__attribute__((visibility("default"))) void _mcleanup(void)
+{
+}

@@ -1,0 +1,110 @@
+/*
+ * rec_config: read the environment once (see rec_config.h for the variables).
+ * Invariant: after rec_config_parse returns, nothing in librecord calls getenv.
+ */
+#include "librecord/rec_config.h"
+#include "librecord/rec_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REC_DEFAULT_CHUNK_SIZE (1u << 20)
+#define REC_DEFAULT_CHUNK_COUNT 8
+#define REC_MIN_CHUNK_SIZE 4096u
+#define REC_MAX_CHUNK_SIZE (256u << 20)
+#define REC_MAX_CHUNK_COUNT 4096u
+#define REC_DEFAULT_MAX_STACK 1024
+
+/* The longest value we accept for any variable; longer ones are treated as malformed. */
+#define REC_ENV_MAX (REC_PATH_MAX - 1)
+
+static const char *rec_env(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return NULL;
+	if (strnlen(v, REC_ENV_MAX + 1) > REC_ENV_MAX) {
+		rec_warn("%s is longer than %d bytes, ignored", name, REC_ENV_MAX);
+		return NULL;
+	}
+	return v;
+}
+
+int rec_config_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end != '\0' || v > (1ull << 40))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static uint64_t rec_env_number(const char *name, uint64_t def, uint64_t min, uint64_t max)
+{
+	const char *v = rec_env(name);
+	uint64_t n;
+
+	if (!v)
+		return def;
+	if (rec_config_parse_size(v, &n) < 0 || n < min || n > max) {
+		rec_warn("%s=%s is not a number in [%llu, %llu], using %llu", name, v,
+			 (unsigned long long)min, (unsigned long long)max,
+			 (unsigned long long)def);
+		return def;
+	}
+	return n;
+}
+
+void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *def)
+{
+	const char *v;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->debug = rec_env("FLIGHTREC_DEBUG") != NULL;
+	rec_debug_enabled = cfg->debug;
+
+	v = rec_env("FLIGHTREC_DIR");
+	if (!v && def->dir_env)
+		v = rec_env(def->dir_env);
+	if (!v)
+		v = def->dir;
+	rec_snprintf(cfg->dir, sizeof(cfg->dir), "%s", v);
+
+	cfg->chunk_size = rec_env_number("FLIGHTREC_BUFSIZE", REC_DEFAULT_CHUNK_SIZE,
+					 REC_MIN_CHUNK_SIZE, REC_MAX_CHUNK_SIZE);
+	cfg->chunk_size = (cfg->chunk_size + 4095) & ~(size_t)4095;
+	cfg->chunk_count = (uint32_t)rec_env_number("FLIGHTREC_BUFCOUNT", REC_DEFAULT_CHUNK_COUNT,
+						   2, REC_MAX_CHUNK_COUNT);
+	cfg->block_ms = (uint32_t)rec_env_number("FLIGHTREC_BLOCK_MS", 1000, 0, 3600000);
+	cfg->max_stack = (uint32_t)rec_env_number("FLIGHTREC_MAX_STACK", REC_DEFAULT_MAX_STACK,
+						  1, 65536);
+
+	cfg->policy = def->policy;
+	v = rec_env("FLIGHTREC_POLICY");
+	if (v) {
+		if (!strcmp(v, "drop"))
+			cfg->policy = REC_POLICY_DROP;
+		else if (!strcmp(v, "overwrite"))
+			cfg->policy = REC_POLICY_OVERWRITE;
+		else if (!strcmp(v, "block"))
+			cfg->policy = REC_POLICY_BLOCK;
+		else if (!strcmp(v, "drain"))
+			cfg->policy = REC_POLICY_DRAIN;
+		else
+			rec_warn("FLIGHTREC_POLICY=%s is not drop|overwrite|block|drain, "
+				 "using the default", v);
+	}
+}

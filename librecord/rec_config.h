@@ -1,0 +1,51 @@
+/*
+ * rec_config: the environment, parsed once in the runtime's constructor and never again
+ * (getenv is not safe to call from hooks, signal handlers or the flusher).
+ *
+ * Variables (every front end): FLIGHTREC_DIR (output directory), FLIGHTREC_BUFSIZE (bytes per
+ * chunk, K/M suffix), FLIGHTREC_BUFCOUNT (chunks per thread), FLIGHTREC_POLICY
+ * (drop|overwrite|block|drain), FLIGHTREC_BLOCK_MS (block policy time-out),
+ * FLIGHTREC_MAX_STACK (call depth kept by function hooks), FLIGHTREC_DEBUG.
+ * A front end may name its anchor tool's own directory variable (UFTRACE_DIR, ...), read
+ * when FLIGHTREC_DIR is absent. Every value is length- and range-checked; a bad value gets one
+ * warning and the default.
+ */
+#ifndef REC_CONFIG_H
+#define REC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rec_policy {
+	REC_POLICY_DROP,      /* full ring: drop the event and count it (default) */
+	REC_POLICY_OVERWRITE, /* flight recorder: keep the newest chunks, written at the end */
+	REC_POLICY_BLOCK,     /* wait for the flusher up to block_ms, then drop and count */
+	REC_POLICY_DRAIN,     /* the producer writes its own full chunks (libovni's way) */
+};
+
+#define REC_PATH_MAX 4096
+
+struct rec_config {
+	char dir[REC_PATH_MAX];   /* output directory, absolute or relative to the cwd at start */
+	size_t chunk_size;        /* bytes per chunk, header included; multiple of the page size */
+	uint32_t chunk_count;     /* chunks per thread ring, >= 2 */
+	enum rec_policy policy;
+	uint32_t block_ms;        /* REC_POLICY_BLOCK: longest wait for a free chunk */
+	uint32_t max_stack;       /* function hooks: deepest call level recorded */
+	int debug;
+};
+
+/* What a front end tells librecord before the environment is read. */
+struct rec_config_defaults {
+	const char *dir;          /* default output directory, e.g. "uftrace.data" */
+	const char *dir_env;      /* anchor tool's own directory variable, or NULL */
+	enum rec_policy policy;
+};
+
+/* Fill cfg from the environment (envp-style lookup through getenv, constructor time only). */
+void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *def);
+
+/* Parse "123", "64K", "4M"; 0 on success. Exposed for unit tests. */
+int rec_config_parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * rec_ring: a thread's ring of chunks and the inline hot path that writes into it.
+ *
+ * Layout of a ring file (<dir>/.flightrec/ring.<pid>.<tid>, MAP_SHARED, pre-faulted):
+ *   [ struct rec_ring_hdr, padded to 4096 ][ chunk 0 ][ chunk 1 ] ... [ chunk N-1 ]
+ * Each chunk is struct rec_chunk (64 bytes) followed by chunk_size - 64 bytes of records in
+ * the format's native encoding. Because the ring lives in the page cache, a SIGKILL does
+ * not lose committed bytes: salvage reads them back from the file.
+ *
+ * Chunk states and who moves them:
+ *   FREE --producer takes it--> FILLING --producer switches away--> FULL
+ *   FULL --flusher (or drain/finish) wrote it--> FREE
+ * The producer is the only writer of FILLING chunks and of `committed`; the flusher is the
+ * only one that moves FULL to FREE. Each transition is a store-release paired with a
+ * load-acquire on the other side, so the bytes of a chunk are visible before its state.
+ *
+ * The hot path (rec_reserve + rec_commit): bump `pos`; if the record does not fit, take the
+ * slow path (rec_reserve_slow) which switches chunks under the thread's full-buffer policy.
+ * No lock, no atomic read-modify-write, no syscall. `committed` is published with a plain
+ * store-release (a mov on x86) after the record's bytes are written.
+ */
+#ifndef REC_RING_H
+#define REC_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "librecord/rec_clock.h"
+#include "librecord/rec_util.h"
+
+#define REC_RING_MAGIC "FRRING1"
+#define REC_RING_VERSION 1
+#define REC_RING_HDR_SIZE 4096u
+#define REC_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+
+enum rec_chunk_state {
+	REC_CHUNK_FREE = 0,
+	REC_CHUNK_FILLING = 1,
+	REC_CHUNK_FULL = 2,
+};
+
+/* First page of a ring file: what salvage needs to make sense of the chunks. */
+struct rec_ring_hdr {
+	char magic[8];          /* REC_RING_MAGIC */
+	uint32_t version;
+	uint32_t hdr_size;      /* offset of chunk 0 */
+	uint64_t chunk_size;
+	uint32_t chunk_count;
+	int32_t pid;
+	int32_t tid;
+	uint32_t policy;
+	char format[16];        /* sink name */
+	struct rec_clock clock; /* the conversion this image used */
+	uint64_t session_ns;    /* session start, ns */
+};
+
+struct rec_chunk {
+	uint32_t magic;         /* REC_CHUNK_MAGIC */
+	uint32_t state;         /* enum rec_chunk_state; release/acquire */
+	uint64_t seq;           /* 1, 2, ... in the thread's stream */
+	uint64_t committed;     /* bytes of whole records after the header; release/acquire */
+	uint64_t lost_before;   /* events lost between the previous chunk and this one */
+	uint64_t events;        /* events in this chunk (set when it becomes FULL) */
+	uint64_t reserved[3];
+};
+_Static_assert(sizeof(struct rec_chunk) == 64, "chunk header is one cache line");
+
+static inline uint8_t *rec_chunk_data(struct rec_chunk *c)
+{
+	return (uint8_t *)(c + 1);
+}
+
+#endif

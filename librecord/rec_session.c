@@ -1,0 +1,266 @@
+/*
+ * rec_session: start, fork, finish and fatal-signal handling of a recording process image
+ * (see rec_session.h).
+ *
+ * Invariants:
+ *  - state moves NONE -> ACTIVE -> FINISHED, or NONE -> OFF; hooks record only in ACTIVE.
+ *  - finish runs at most once per image (the `finishing` flag), from whichever of exit,
+ *    _exit, a fatal signal or exec comes first; it stops the flusher before draining, so
+ *    only one drainer ever touches a thread's chunks.
+ *  - the registry lock is held across fork (atfork prepare/parent/child), so a child never
+ *    inherits it locked by a thread that does not exist there.
+ */
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rec_session rec_sess = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.dirfd = -1,
+	.ringdirfd = -1,
+};
+
+static pthread_mutex_t rec_start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct rec_thread *rec_thread_fork_child(struct rec_thread *old);
+
+static const int rec_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+					 SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+
+static void rec_fatal_handler(int sig)
+{
+	int saved = errno;
+	rec_session_finish();
+	signal(sig, SIG_DFL);
+	/* a fault re-executes and dies by its own signal; an async one is raised again */
+	raise(sig);
+	errno = saved;
+}
+
+static void rec_install_signal_handlers(void)
+{
+	for (size_t i = 0; i < sizeof(rec_fatal_signals) / sizeof(rec_fatal_signals[0]); i++) {
+		struct sigaction old, sa;
+		if (sigaction(rec_fatal_signals[i], NULL, &old) < 0)
+			continue;
+		/* never take a signal away from the program */
+		if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = rec_fatal_handler;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(rec_fatal_signals[i], &sa, NULL);
+	}
+}
+
+static void rec_atfork_prepare(void)
+{
+	if (rec_sess.state == REC_SESSION_ACTIVE)
+		pthread_mutex_lock(&rec_sess.lock);
+}
+
+static void rec_atfork_parent(void)
+{
+	if (rec_sess.state == REC_SESSION_ACTIVE)
+		pthread_mutex_unlock(&rec_sess.lock);
+}
+
+static void rec_atfork_child(void)
+{
+	pid_t ppid = rec_sess.pid;
+	struct rec_thread *old = rec_self;
+
+	if (rec_sess.state != REC_SESSION_ACTIVE)
+		return;
+	pthread_mutex_init(&rec_sess.lock, NULL);
+	rec_sess.pid = getpid();
+	rec_sess.ppid = ppid;
+	rec_sess.flusher_started = 0;
+	rec_sess.flusher_tid = 0;
+	rec_sess.quit = 0;
+	rec_sess.wake = 0;
+	rec_sess.flusher_sleeping = 0;
+	rec_sess.closed_events = rec_sess.closed_bytes = 0;
+	memset(rec_sess.closed_lost, 0, sizeof(rec_sess.closed_lost));
+	rec_sess.lost_dead = 0;
+	rec_sess.start_ns = rec_clock_ns();
+	if (rec_sess.sink->fork_child)
+		rec_sess.sink->fork_child(&rec_sess, ppid);
+	rec_thread_fork_child(old);
+}
+
+static int rec_open_dirs(void)
+{
+	char cwd[REC_PATH_MAX];
+
+	if (rec_mkdir_p(rec_sess.cfg.dir) < 0) {
+		rec_warn("cannot create output directory %s:", rec_sess.cfg.dir);
+		return -1;
+	}
+	rec_sess.dirfd = open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rec_sess.dirfd < 0) {
+		rec_warn("cannot open output directory %s:", rec_sess.cfg.dir);
+		return -1;
+	}
+	if (rec_sess.cfg.dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		rec_snprintf(rec_sess.dir, sizeof(rec_sess.dir), "%s", rec_sess.cfg.dir);
+	else
+		rec_snprintf(rec_sess.dir, sizeof(rec_sess.dir), "%s/%s", cwd, rec_sess.cfg.dir);
+	if (mkdirat(rec_sess.dirfd, ".flightrec", 0777) < 0 && errno != EEXIST) {
+		rec_warn("cannot create %s/.flightrec:", rec_sess.dir);
+		return -1;
+	}
+	rec_sess.ringdirfd = openat(rec_sess.dirfd, ".flightrec",
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rec_sess.ringdirfd < 0) {
+		rec_warn("cannot open %s/.flightrec:", rec_sess.dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int rec_session_start_locked(const struct rec_frontend *fe)
+{
+	ssize_t n;
+
+	rec_sess.fe = fe;
+	rec_sess.sink = fe->sink;
+	if (getauxval(AT_SECURE)) {
+		/* setuid/setgid: never write files on behalf of a privileged image */
+		rec_sess.state = REC_SESSION_OFF;
+		return -1;
+	}
+	rec_config_parse(&rec_sess.cfg, &fe->defaults);
+	if (fe->configured)
+		fe->configured(&rec_sess.cfg);
+	rec_sess.pid = getpid();
+	rec_sess.ppid = getppid();
+	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	rec_sess.exe[n > 0 ? n : 0] = '\0';
+	rec_clock_calibrate();
+	rec_sess.start_ns = rec_clock_ns();
+	if (rec_open_dirs() < 0)
+		goto off;
+	if (rec_sess.sink->open_session && rec_sess.sink->open_session(&rec_sess) < 0)
+		goto off;
+	pthread_atfork(rec_atfork_prepare, rec_atfork_parent, rec_atfork_child);
+	rec_install_signal_handlers();
+	__atomic_store_n(&rec_sess.state, REC_SESSION_ACTIVE, __ATOMIC_RELEASE);
+	rec_debug("recording %s into %s (%zu x %u bytes per thread)", rec_sess.exe, rec_sess.dir,
+		  (size_t)rec_sess.cfg.chunk_count, (unsigned)rec_sess.cfg.chunk_size);
+	return 0;
+off:
+	rec_warn("%s: recording is off for %s", fe->name, rec_sess.exe);
+	if (rec_sess.dirfd >= 0)
+		close(rec_sess.dirfd);
+	if (rec_sess.ringdirfd >= 0)
+		close(rec_sess.ringdirfd);
+	rec_sess.dirfd = rec_sess.ringdirfd = -1;
+	rec_sess.state = REC_SESSION_OFF;
+	return -1;
+}
+
+int rec_session_start(const struct rec_frontend *fe)
+{
+	int ret;
+
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_NONE)
+		return rec_sess.state == REC_SESSION_ACTIVE ? 0 : -1;
+	pthread_mutex_lock(&rec_start_lock);
+	if (rec_sess.state == REC_SESSION_NONE)
+		ret = rec_session_start_locked(fe);
+	else
+		ret = rec_sess.state == REC_SESSION_ACTIVE ? 0 : -1;
+	pthread_mutex_unlock(&rec_start_lock);
+	return ret;
+}
+
+int rec_session_ensure(void)
+{
+	int st = __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE);
+	if (st == REC_SESSION_ACTIVE)
+		return 0;
+	if (st != REC_SESSION_NONE)
+		return -1;
+	return rec_session_start(rec_frontend_self);
+}
+
+void rec_session_totals(struct rec_totals *tot)
+{
+	memset(tot, 0, sizeof(*tot));
+	tot->threads = rec_sess.nthreads;
+	tot->events = rec_sess.closed_events;
+	tot->bytes = rec_sess.closed_bytes;
+	for (int k = 0; k < REC_LOST_KINDS; k++)
+		tot->lost[k] = rec_sess.closed_lost[k];
+	tot->lost[REC_LOST_DEAD] += __atomic_load_n(&rec_sess.lost_dead, __ATOMIC_RELAXED);
+	for (struct rec_thread *t = rec_sess.threads; t; t = t->next) {
+		tot->events += t->events - t->overwritten;
+		tot->bytes += t->bytes;
+		for (int k = 0; k < REC_LOST_KINDS; k++)
+			tot->lost[k] += t->lost[k];
+	}
+}
+
+/* .flightrec/stats.<pid>.<start ns>: the runtime's own account, for `flightrec stats` and
+ * the one-line summary of `flightrec record`. */
+static void rec_write_stats(void)
+{
+	struct rec_totals tot;
+	char name[96], buf[2048];
+	size_t n;
+	int fd;
+
+	rec_session_totals(&tot);
+	rec_snprintf(name, sizeof(name), "stats.%d.%llu", (int)rec_sess.pid,
+		     (unsigned long long)rec_sess.start_ns);
+	n = rec_snprintf(buf, sizeof(buf),
+			 "pid=%d\nppid=%d\nexe=%s\nformat=%s\nthreads=%llu\nevents=%llu\n"
+			 "bytes=%llu\nlost_full=%llu\nlost_nested=%llu\nlost_dead=%llu\n"
+			 "lost_depth=%llu\n",
+			 (int)rec_sess.pid, (int)rec_sess.ppid, rec_sess.exe, rec_sess.sink->name,
+			 (unsigned long long)tot.threads, (unsigned long long)tot.events,
+			 (unsigned long long)tot.bytes, (unsigned long long)tot.lost[REC_LOST_FULL],
+			 (unsigned long long)tot.lost[REC_LOST_NESTED],
+			 (unsigned long long)tot.lost[REC_LOST_DEAD],
+			 (unsigned long long)tot.lost[REC_LOST_DEPTH]);
+	fd = rec_open_write(rec_sess.ringdirfd, name, O_TRUNC);
+	if (fd < 0)
+		return;
+	rec_write_all(fd, buf, n);
+	close(fd);
+}
+
+void rec_session_finish(void)
+{
+	struct rec_thread *t;
+
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+		return;
+	if (__atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL))
+		return;
+	/* from here on, slow paths drop (and count) instead of taking chunks */
+	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
+	rec_flusher_stop();
+
+	for (t = rec_sess.threads; t; t = t->next) {
+		if (t->closed)
+			continue;
+		rec_thread_drain(t, 1);
+		/* threads still running (this one included) keep their mapping */
+		rec_thread_close(t, 0);
+	}
+	if (rec_sess.sink->finish)
+		rec_sess.sink->finish(&rec_sess);
+	rec_write_stats();
+}

@@ -1,0 +1,113 @@
+/*
+ * rec_session: process-wide recording state, one per process image.
+ *
+ * A front end calls rec_session_start() from its constructor (or lazily from its first hook).
+ * The session owns the output directory, the thread registry (a list guarded by `lock`, taken
+ * only on slow paths: attach, close, fork, finish), the flusher thread and the lifecycle:
+ *   fork   the child gets a new session state and fresh rings; it never writes the parent's
+ *   exec   rec_session_finish() before the image is replaced (front ends wrap exec*)
+ *   exit   a destructor calls rec_session_finish(); _exit is wrapped by the front end
+ *   fatal signals   a handler finishes, then re-raises with the default action
+ * AT_SECURE (setuid) processes record nothing and write nothing.
+ */
+#ifndef REC_SESSION_H
+#define REC_SESSION_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "librecord/rec_config.h"
+#include "librecord/rec_sink.h"
+#include "librecord/rec_thread.h"
+
+enum rec_session_state {
+	REC_SESSION_NONE = 0,   /* not started */
+	REC_SESSION_ACTIVE,     /* recording */
+	REC_SESSION_FINISHED,   /* finish ran: threads record nothing more */
+	REC_SESSION_OFF,        /* setup failed or AT_SECURE: never records */
+};
+
+/* What a front end hands librecord. */
+struct rec_frontend {
+	const char *name;                  /* for messages: "libmcount" */
+	struct rec_config_defaults defaults;
+	const struct rec_sink *sink;
+	size_t thread_size;                /* bytes of front-end state after struct rec_thread */
+	/* optional: called once the environment is parsed, before any thread attaches */
+	void (*configured)(const struct rec_config *cfg);
+	/* optional: called in a fork child with the forking thread's new and old state */
+	void (*fork_thread)(struct rec_thread *child, const struct rec_thread *parent);
+};
+
+/* Each runtime defines its front end under this name, so a hook that runs before the
+ * runtime's constructor can start the session itself (rec_session_ensure). */
+extern struct rec_frontend rec_frontend_self_storage;
+#define rec_frontend_self (&rec_frontend_self_storage)
+
+struct rec_session {
+	int state;                         /* enum rec_session_state; acquire/release */
+	struct rec_config cfg;
+	const struct rec_frontend *fe;
+	const struct rec_sink *sink;
+	pid_t pid;
+	pid_t ppid;
+	int dirfd;                         /* output directory */
+	int ringdirfd;                     /* <dir>/.flightrec */
+	char dir[REC_PATH_MAX];            /* absolute output directory */
+	char exe[REC_PATH_MAX];            /* /proc/self/exe */
+	uint64_t start_ns;                 /* session start (this image, or fork time) */
+	pthread_mutex_t lock;              /* registry; slow paths only */
+	struct rec_thread *threads;        /* registry, newest first */
+	/* flusher */
+	pthread_t flusher;
+	int flusher_started;
+	pid_t flusher_tid;
+	uint32_t wake;                     /* futex word: bumped to wake the flusher */
+	uint32_t flusher_sleeping;
+	uint32_t quit;
+	/* counters of closed threads, and of events from dead threads */
+	uint64_t nthreads;
+	uint64_t closed_events;
+	uint64_t closed_bytes;
+	uint64_t closed_lost[REC_LOST_KINDS];
+	uint64_t lost_dead;                /* atomic add: no thread state to count in */
+	uint32_t finishing;                /* atomic: finish runs once */
+	/* sink's session-wide state */
+	void *sink_priv;
+	char sid[17];                      /* uftrace session id (16 hex digits) */
+};
+
+extern struct rec_session rec_sess;
+
+/* Start recording for this process image; idempotent. Returns 0 when recording. */
+int rec_session_start(const struct rec_frontend *fe);
+/* Make sure the session is started (from a hook that may run before constructors). */
+int rec_session_ensure(void);
+/* Write everything out and close the trace (exit, _exit, fatal signal, before exec). */
+void rec_session_finish(void);
+
+/* Ask the flusher to look at the rings now. */
+void rec_flusher_wake(void);
+/* Start the flusher thread if it is not running (slow path). */
+void rec_flusher_ensure(void);
+/* Stop and join the flusher (finish). */
+void rec_flusher_stop(void);
+
+/* Write out the FULL chunks of t in order; with `all`, also the current chunk's committed
+ * bytes (finish, retire). Called by the flusher, finish and the drain policy. */
+void rec_thread_drain(struct rec_thread *t, int all);
+/* Close a thread whose last chunk has been written: sink close, remove the ring file, and
+ * with `unmap` (the thread is gone) unmap it. */
+void rec_thread_close(struct rec_thread *t, int unmap);
+/* Thread exit (TSD destructor): publish the current chunk and hand the thread over. */
+void rec_thread_retire(struct rec_thread *t);
+
+/* Totals of this session (live and closed threads). */
+struct rec_totals {
+	uint64_t threads, events, bytes, lost[REC_LOST_KINDS];
+};
+void rec_session_totals(struct rec_totals *tot);
+
+#endif

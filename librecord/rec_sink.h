@@ -1,0 +1,37 @@
+/*
+ * rec_sink: the per-format back end, a small table of functions in the manner of Redis's
+ * ae backends. librecord moves bytes; a sink turns a thread's stream of committed chunks into
+ * the format's files and writes the format's metadata.
+ *
+ * Who calls what, and from where:
+ *   open_session  process image start (constructor), before any thread records
+ *   fork_child    in a fork child, before its first thread re-attaches
+ *   open_thread   in the recording thread, when it first records (slow path)
+ *   write_chunk   flusher thread (or the producer under the drain policy, or finish):
+ *                 chunks of one thread arrive in sequence order, never concurrently
+ *   close_thread  flusher or finish, after the thread's last chunk
+ *   finish        once per process image (exit, _exit, fatal signal, exec)
+ * A sink never calls instrumented code and never allocates in write_chunk.
+ */
+#ifndef REC_SINK_H
+#define REC_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rec_session;
+struct rec_thread;
+
+struct rec_sink {
+	const char *name; /* "uftrace", "xray", ... stored in ring files for salvage */
+	int (*open_session)(struct rec_session *s);
+	void (*fork_child)(struct rec_session *s, pid_t ppid);
+	int (*open_thread)(struct rec_session *s, struct rec_thread *t);
+	int (*write_chunk)(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
+			   size_t len, uint64_t lost_before);
+	void (*close_thread)(struct rec_session *s, struct rec_thread *t, uint64_t lost_after);
+	void (*finish)(struct rec_session *s);
+};
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * rec_thread: the slow paths of per-thread recording: attach (create the ring), chunk
+ * switch under the full-buffer policy, drain, retire (thread exit) and close.
+ *
+ * Invariants:
+ *  - Only the owning thread takes chunks (FREE -> FILLING) and publishes them (-> FULL).
+ *  - Only one drainer writes a given thread's FULL chunks at a time: the flusher (holding
+ *    no lock, but it is the only flusher), or finish after the flusher stopped, or the owning
+ *    thread itself under the drain policy (then the flusher leaves the live thread alone).
+ *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
+ *    FULL with seq == flush_seq + 1.
+ *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
+ */
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+#include "librecord/rec_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t rec_thread_key;
+static pthread_once_t rec_thread_key_once = PTHREAD_ONCE_INIT;
+
+static void rec_thread_destructor(void *arg);
+
+static void rec_thread_key_create(void)
+{
+	if (pthread_key_create(&rec_thread_key, rec_thread_destructor) != 0)
+		rec_warn("pthread_key_create failed: thread exits will not be seen");
+}
+
+void rec_count_lost_dead(uint64_t n)
+{
+	__atomic_fetch_add(&rec_sess.lost_dead, n, __ATOMIC_RELAXED);
+}
+
+static void rec_ring_name(char *buf, size_t size, pid_t pid, pid_t tid)
+{
+	rec_snprintf(buf, size, "ring.%d.%d", (int)pid, (int)tid);
+}
+
+/* Create and pre-fault the ring file; chunks start FREE. */
+static int rec_ring_create(struct rec_thread *t)
+{
+	const struct rec_config *cfg = &rec_sess.cfg;
+	size_t size = REC_RING_HDR_SIZE + cfg->chunk_size * cfg->chunk_count;
+	struct rec_ring_hdr *h;
+	char name[64];
+	void *m;
+	int fd;
+
+	rec_ring_name(name, sizeof(name), t->pid, t->tid);
+	fd = openat(rec_sess.ringdirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0) {
+		rec_warn("cannot create ring file %s/.flightrec/%s:", rec_sess.dir, name);
+		return -1;
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		rec_warn("cannot size ring file %s:", name);
+		goto fail;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (m == MAP_FAILED) {
+		rec_warn("cannot map ring file %s:", name);
+		goto fail;
+	}
+	h = m;
+	memcpy(h->magic, REC_RING_MAGIC, sizeof(h->magic));
+	h->version = REC_RING_VERSION;
+	h->hdr_size = REC_RING_HDR_SIZE;
+	h->chunk_size = cfg->chunk_size;
+	h->chunk_count = cfg->chunk_count;
+	h->pid = t->pid;
+	h->tid = t->tid;
+	h->policy = cfg->policy;
+	rec_snprintf(h->format, sizeof(h->format), "%s", rec_sess.sink->name);
+	h->clock = rec_clock_g;
+	h->session_ns = rec_sess.start_ns;
+	for (uint32_t i = 0; i < cfg->chunk_count; i++) {
+		struct rec_chunk *c = (struct rec_chunk *)((uint8_t *)m + REC_RING_HDR_SIZE +
+							   i * cfg->chunk_size);
+		c->magic = REC_CHUNK_MAGIC;
+		c->state = REC_CHUNK_FREE;
+	}
+	t->ring = m;
+	t->ring_size = size;
+	t->ring_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	unlinkat(rec_sess.ringdirfd, name, 0);
+	return -1;
+}
+
+static void rec_ring_destroy(struct rec_thread *t, int unlink_file)
+{
+	char name[64];
+
+	if (t->ring) {
+		munmap(t->ring, t->ring_size);
+		t->ring = NULL;
+	}
+	if (t->ring_fd >= 0) {
+		close(t->ring_fd);
+		t->ring_fd = -1;
+	}
+	if (unlink_file) {
+		rec_ring_name(name, sizeof(name), t->pid, t->tid);
+		unlinkat(rec_sess.ringdirfd, name, 0);
+	}
+}
+
+static struct rec_chunk *rec_chunk_at(struct rec_thread *t, uint32_t idx)
+{
+	return (struct rec_chunk *)(t->ring + REC_RING_HDR_SIZE + (size_t)idx * rec_sess.cfg.chunk_size);
+}
+
+/* Make chunk idx the current one. The caller saw it FREE (acquire). */
+static void rec_chunk_take(struct rec_thread *t, uint32_t idx)
+{
+	struct rec_chunk *c = rec_chunk_at(t, idx);
+
+	c->seq = ++t->seq;
+	c->committed = 0;
+	c->events = 0;
+	c->lost_before = t->lost_pending;
+	t->lost_pending = 0;
+	t->events_at_chunk = t->events;
+	/* FILLING is informational (salvage); nobody waits on it */
+	__atomic_store_n(&c->state, REC_CHUNK_FILLING, __ATOMIC_RELEASE);
+	t->chunk = c;
+	t->pos = rec_chunk_data(c);
+	t->end = (uint8_t *)c + rec_sess.cfg.chunk_size;
+	t->next_idx = (idx + 1) % rec_sess.cfg.chunk_count;
+}
+
+/* Hand the current chunk over: final length, event count, then FULL (release; pairs with
+ * the drainer's acquire load of the state). */
+static void rec_chunk_publish(struct rec_thread *t)
+{
+	struct rec_chunk *c = t->chunk;
+
+	if (!c)
+		return;
+	c->committed = (uint64_t)(t->pos - rec_chunk_data(c));
+	c->events = t->events - t->events_at_chunk;
+	__atomic_store_n(&c->state, REC_CHUNK_FULL, __ATOMIC_RELEASE);
+	t->chunk = NULL;
+	t->pos = t->end = NULL;
+}
+
+static struct rec_thread *rec_thread_attach(void)
+{
+	const struct rec_config *cfg = &rec_sess.cfg;
+	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
+	struct rec_thread *t;
+
+	t = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED) {
+		rec_warn("cannot allocate thread state:");
+		return NULL;
+	}
+	t->alloc_size = size;
+	t->tid = rec_gettid();
+	t->pid = rec_sess.pid;
+	t->ring_fd = -1;
+	t->sink_fd = -1;
+	if (rec_ring_create(t) < 0)
+		goto fail;
+	rec_chunk_take(t, 0);
+	(void)cfg;
+
+	pthread_mutex_lock(&rec_sess.lock);
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
+		pthread_mutex_unlock(&rec_sess.lock);
+		rec_ring_destroy(t, 1);
+		goto fail;
+	}
+	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0) {
+		pthread_mutex_unlock(&rec_sess.lock);
+		rec_ring_destroy(t, 1);
+		goto fail;
+	}
+	t->next = rec_sess.threads;
+	/* the flusher walks the list without the lock: publish a fully built node */
+	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
+	rec_sess.nthreads++;
+	pthread_mutex_unlock(&rec_sess.lock);
+
+	pthread_once(&rec_thread_key_once, rec_thread_key_create);
+	pthread_setspecific(rec_thread_key, t);
+	return t;
+fail:
+	munmap(t, size);
+	return NULL;
+}
+
+static struct rec_thread *rec_thread_get_slow_inner(void)
+{
+	struct rec_thread *t = rec_self;
+
+	if (t == REC_THREAD_DEAD) {
+		rec_count_lost_dead(1);
+		return NULL;
+	}
+	if (t == REC_THREAD_OFF)
+		return NULL;
+	if (t)
+		return t;
+	if (rec_session_ensure() < 0)
+		return NULL;
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+		return NULL;
+	/* a hook nested in the attach (signal handler) sees OFF and records nothing */
+	rec_self = REC_THREAD_OFF;
+	t = rec_thread_attach();
+	rec_self = t ? t : REC_THREAD_OFF;
+	return t;
+}
+
+/* Drop policy and friends: the event that did not fit is lost. */
+static void *rec_reserve_drop(struct rec_thread *t)
+{
+	rec_count_lost(t, REC_LOST_FULL, 1);
+	return NULL;
+}
+
+static int rec_chunk_is_free(struct rec_thread *t, uint32_t idx)
+{
+	return __atomic_load_n(&rec_chunk_at(t, idx)->state, __ATOMIC_ACQUIRE) == REC_CHUNK_FREE;
+}
+
+static void rec_sleep_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
+{
+	const struct rec_config *cfg = &rec_sess.cfg;
+	uint32_t idx;
+	int woke = 0;
+
+	if (n > cfg->chunk_size - sizeof(struct rec_chunk))
+		return rec_reserve_drop(t);
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+		return rec_reserve_drop(t);
+
+	if (t->chunk) {
+		rec_chunk_publish(t);
+		if (cfg->policy == REC_POLICY_DRAIN)
+			rec_thread_drain(t, 0);
+		else if (cfg->policy != REC_POLICY_OVERWRITE) {
+			rec_flusher_ensure();
+			rec_flusher_wake();
+			woke = 1;
+		}
+	}
+	idx = t->next_idx;
+	if (!rec_chunk_is_free(t, idx)) {
+		switch (cfg->policy) {
+		case REC_POLICY_OVERWRITE: {
+			/* the oldest chunk is reused: its events are lost, counted */
+			struct rec_chunk *c = rec_chunk_at(t, idx);
+			t->overwritten += c->events;
+			t->lost[REC_LOST_FULL] += c->events;
+			__atomic_store_n(&c->state, REC_CHUNK_FREE, __ATOMIC_RELEASE);
+			break;
+		}
+		case REC_POLICY_BLOCK: {
+			uint64_t waited_us = 0, limit_us = (uint64_t)cfg->block_ms * 1000;
+			if (!woke) {
+				rec_flusher_ensure();
+				rec_flusher_wake();
+			}
+			while (!rec_chunk_is_free(t, idx) && waited_us < limit_us) {
+				rec_sleep_us(50);
+				waited_us += 50;
+			}
+			if (!rec_chunk_is_free(t, idx))
+				return rec_reserve_drop(t);
+			break;
+		}
+		case REC_POLICY_DRAIN:
+			rec_thread_drain(t, 0);
+			if (!rec_chunk_is_free(t, idx))
+				return rec_reserve_drop(t);
+			break;
+		default:
+			return rec_reserve_drop(t);
+		}
+	}
+	rec_chunk_take(t, idx);
+	if ((size_t)(t->end - t->pos) < n)
+		return rec_reserve_drop(t);
+	{
+		uint8_t *p = t->pos;
+		t->pos = p + n;
+		return p;
+	}
+}
+
+/* The slow paths run in the middle of the traced program: errno is the program's. */
+struct rec_thread *rec_thread_get_slow(void)
+{
+	int saved = errno;
+	struct rec_thread *t = rec_thread_get_slow_inner();
+	errno = saved;
+	return t;
+}
+
+void *rec_reserve_slow(struct rec_thread *t, size_t n)
+{
+	int saved = errno;
+	void *p = rec_reserve_slow_inner(t, n);
+	errno = saved;
+	return p;
+}
+
+/* Write one chunk to the sink and give it back (FREE, release: pairs with the producer's
+ * acquire in rec_chunk_is_free, so the producer never overwrites bytes being written). */
+static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
+{
+	uint64_t lost = c->lost_before;
+
+	if (t->flush_seq == 0 && t->overwritten) /* overwrite policy: say what was reused */
+		lost += t->overwritten;
+	if (len > rec_sess.cfg.chunk_size - sizeof(*c))
+		len = rec_sess.cfg.chunk_size - sizeof(*c);
+	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)
+		t->bytes += len;
+	t->flush_seq = c->seq;
+}
+
+void rec_thread_drain(struct rec_thread *t, int all)
+{
+	uint32_t count = rec_sess.cfg.chunk_count;
+
+	if (t->closed || !t->ring)
+		return;
+	if (rec_sess.cfg.policy == REC_POLICY_OVERWRITE && t->flush_seq == 0) {
+		/* the oldest FULL chunk may not be at flush_idx: start from the lowest seq */
+		uint64_t best = UINT64_MAX;
+		for (uint32_t i = 0; i < count; i++) {
+			struct rec_chunk *c = rec_chunk_at(t, i);
+			uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+			if (st == REC_CHUNK_FULL && c->seq < best) {
+				best = c->seq;
+				t->flush_idx = i;
+			}
+		}
+		if (best != UINT64_MAX)
+			t->flush_seq = best - 1;
+		else if (!all)
+			return;
+	}
+	for (uint32_t n = 0; n < count; n++) {
+		struct rec_chunk *c = rec_chunk_at(t, t->flush_idx);
+		uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		if (st != REC_CHUNK_FULL || c->seq != t->flush_seq + 1)
+			break;
+		rec_chunk_write(t, c, c->committed);
+		__atomic_store_n(&c->state, REC_CHUNK_FREE, __ATOMIC_RELEASE);
+		t->flush_idx = (t->flush_idx + 1) % count;
+	}
+	if (all) {
+		/* the chunk being filled: only what is committed (acquire pairs with rec_commit) */
+		struct rec_chunk *c = rec_chunk_at(t, t->flush_idx);
+		uint32_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		if (st == REC_CHUNK_FILLING && c->seq == t->flush_seq + 1) {
+			uint64_t len = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE);
+			rec_chunk_write(t, c, len);
+		}
+	}
+}
+
+void rec_thread_close(struct rec_thread *t, int unmap)
+{
+	char name[64];
+
+	if (t->closed)
+		return;
+	if (rec_sess.sink->close_thread)
+		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending);
+	t->closed = 1;
+	if (unmap) {
+		rec_ring_destroy(t, 1);
+	} else {
+		/* a live thread may still write into its mapping: only drop the file */
+		rec_ring_name(name, sizeof(name), t->pid, t->tid);
+		unlinkat(rec_sess.ringdirfd, name, 0);
+	}
+}
+
+void rec_thread_retire(struct rec_thread *t)
+{
+	rec_self = REC_THREAD_DEAD;
+	rec_chunk_publish(t);
+	if (rec_sess.cfg.policy == REC_POLICY_DRAIN)
+		rec_thread_drain(t, 0);
+	/* after this store the flusher may close and free t: touch nothing of it below */
+	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+	rec_flusher_ensure();
+	rec_flusher_wake();
+}
+
+/* Runs once more in a later destructor round, so that other keys' destructors that call
+ * instrumented code are still recorded before this thread's stream is closed. */
+static void rec_thread_destructor(void *arg)
+{
+	struct rec_thread *t = arg;
+
+	if (!t || rec_self != t)
+		return;
+	if (t->dtor_rounds++ == 0) {
+		pthread_setspecific(rec_thread_key, t);
+		return;
+	}
+	rec_thread_retire(t);
+}
+
+/* Fork child: the forking thread's state is rebuilt with a new ring. The parent's rings are
+ * shared mappings of the parent's files: unmap them without writing or unlinking. */
+struct rec_thread *rec_thread_fork_child(struct rec_thread *old);
+struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
+{
+	struct rec_thread *t, *next;
+
+	for (t = rec_sess.threads; t; t = next) {
+		next = t->next;
+		if (t->ring)
+			munmap(t->ring, t->ring_size);
+		if (t->ring_fd >= 0)
+			close(t->ring_fd);
+		if (t->sink_fd >= 0)
+			close(t->sink_fd);
+		if (t != old)
+			munmap(t, t->alloc_size);
+	}
+	rec_sess.threads = NULL;
+	rec_sess.nthreads = 0;
+	if ((uintptr_t)old <= REC_THREAD_SENTINEL_MAX) {
+		rec_self = old == REC_THREAD_OFF ? REC_THREAD_OFF : NULL;
+		return NULL;
+	}
+	rec_self = NULL;
+	t = rec_thread_get_slow();
+	if (t && rec_sess.fe->fork_thread)
+		rec_sess.fe->fork_thread(t, old);
+	munmap(old, old->alloc_size);
+	return t;
+}

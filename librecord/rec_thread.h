@@ -1,0 +1,135 @@
+/*
+ * rec_thread: per-thread recording state, reached through ONE initial-exec TLS pointer.
+ *
+ * The TLS pointer holds NULL (this thread has not recorded yet), REC_THREAD_DEAD (it went
+ * through its TSD destructor: events are counted as lost_dead), REC_THREAD_OFF (recording is
+ * off for it: setup failed, AT_SECURE, or attaching right now, so a nested hook stops here)
+ * or the thread's state. State is mmap'ed, never malloc'ed: a first event may come from a
+ * signal handler that interrupted malloc.
+ *
+ * Fields in the first cache line are touched by every event; the rest by slow paths. Only
+ * the owning thread writes the hot fields; the flusher reads `chunk` contents through the
+ * chunk's own release/acquire protocol (rec_ring.h), and `exited` (release/acquire).
+ * A front end keeps its own per-thread state right after this struct (rec_thread_fe()).
+ */
+#ifndef REC_THREAD_H
+#define REC_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "librecord/rec_ring.h"
+
+enum rec_lost_kind {
+	REC_LOST_FULL,   /* no free chunk (drop policy, block time-out, overwritten chunk) */
+	REC_LOST_NESTED, /* a hook ran inside another hook on the same thread (signal) */
+	REC_LOST_DEAD,   /* the thread had already been closed */
+	REC_LOST_DEPTH,  /* deeper than max_stack */
+	REC_LOST_KINDS,
+};
+
+struct rec_thread {
+	/* --- hot: every event --- */
+	uint8_t *pos;              /* next free byte in the current chunk (NULL: no chunk) */
+	uint8_t *end;              /* end of the current chunk's data */
+	struct rec_chunk *chunk;   /* current FILLING chunk, or NULL */
+	uint64_t events;           /* events committed by this thread, all chunks */
+	uint8_t busy;              /* reentrancy guard, set by the front end around a hook */
+	uint8_t pad0[7];
+	uint64_t lost_pending;     /* lost since the current chunk was taken */
+	uint64_t pad1[2];
+
+	/* --- slow path: chunk switch, counters --- */
+	uint64_t lost[REC_LOST_KINDS];
+	uint64_t events_at_chunk;  /* `events` when the current chunk was taken */
+	uint64_t overwritten;      /* events in chunks the overwrite policy reused */
+	uint8_t *ring;             /* mapping of the ring file */
+	size_t ring_size;
+	int ring_fd;
+	uint32_t next_idx;         /* index of the chunk to take next */
+	uint64_t seq;              /* seq of the current/last taken chunk */
+
+	/* --- flusher side --- */
+	uint32_t flush_idx;        /* next chunk the flusher expects to write */
+	uint64_t flush_seq;        /* seq of the last chunk written */
+	uint64_t bytes;            /* bytes handed to the sink */
+	uint32_t exited;           /* set (release) by the TSD destructor */
+	uint32_t closed;           /* flusher/finish closed it (sink close_thread done) */
+	int dtor_rounds;
+
+	/* --- identity and sink --- */
+	pid_t tid;
+	pid_t pid;
+	int sink_fd;               /* a sink's per-thread file, -1 if none */
+	void *sink_priv;
+	struct rec_thread *next;   /* registry link (rec_session.threads) */
+	size_t alloc_size;
+	uint64_t fe_state[] __attribute__((aligned(64))); /* front end's per-thread state */
+};
+
+#define REC_THREAD_DEAD ((struct rec_thread *)1)
+#define REC_THREAD_OFF ((struct rec_thread *)2)
+#define REC_THREAD_SENTINEL_MAX ((uintptr_t)2)
+
+extern __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+
+static inline void *rec_thread_fe(struct rec_thread *t)
+{
+	return t->fe_state;
+}
+
+/*
+ * Hook files are compiled with -mgeneral-regs-only so their trampolines save no SSE/x87
+ * state. The slow paths call libc, which may use those registers, so such files define
+ * REC_HOOK_FPSAFE and reach the slow paths through thunks that fxsave/fxrstor around them.
+ */
+#ifdef REC_HOOK_FPSAFE
+#define rec_thread_get_slow rec_thread_get_slow_fpsafe
+#define rec_reserve_slow rec_reserve_slow_fpsafe
+#endif
+
+/* Out of line: attach on first use, count events of dead threads; NULL means "do not record". */
+struct rec_thread *rec_thread_get_slow(void);
+/* Out of line: switch chunks under the policy; NULL means the event was dropped (counted). */
+void *rec_reserve_slow(struct rec_thread *t, size_t n);
+
+/* The calling thread's state, attaching it on first use; NULL: do not record this event. */
+static inline struct rec_thread *rec_thread_get(void)
+{
+	struct rec_thread *t = rec_self;
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX))
+		return t;
+	return rec_thread_get_slow();
+}
+
+/* Reserve n bytes for one record in the current chunk; NULL if dropped (already counted). */
+static inline void *rec_reserve(struct rec_thread *t, size_t n)
+{
+	uint8_t *p = t->pos;
+	if (unlikely((size_t)(t->end - p) < n))
+		return rec_reserve_slow(t, n);
+	t->pos = p + n;
+	return p;
+}
+
+/* Publish the reserved record(s). Pairs with the acquire load of `committed` in the flusher,
+ * finish and salvage: the record's bytes are visible before the length that covers them. */
+static inline void rec_commit(struct rec_thread *t)
+{
+	t->events++;
+	__atomic_store_n(&t->chunk->committed, (uint64_t)(t->pos - rec_chunk_data(t->chunk)),
+			 __ATOMIC_RELEASE);
+}
+
+/* Count n events that could not be recorded; they are reported with the next chunk. */
+static inline void rec_count_lost(struct rec_thread *t, enum rec_lost_kind kind, uint64_t n)
+{
+	t->lost[kind] += n;
+	t->lost_pending += n;
+}
+
+/* Events lost because the thread was already closed (no state to count them in). */
+void rec_count_lost_dead(uint64_t n);
+
+#endif

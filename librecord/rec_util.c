@@ -1,0 +1,140 @@
+/*
+ * rec_util: warnings, whole writes and symlink-safe file creation (see rec_util.h).
+ * Invariant: nothing here allocates on the heap, so it is usable from a fork child, a
+ * signal handler (for plain formats) and the flusher thread alike.
+ */
+#include "librecord/rec_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int rec_debug_enabled;
+
+static void rec_vwarn(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int saved = errno;
+	size_t n = rec_snprintf(buf, sizeof(buf), "flightrec: ");
+	int m = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	if (m > 0)
+		n = n + (size_t)m < sizeof(buf) ? n + (size_t)m : sizeof(buf) - 1;
+	if (n > 0 && buf[n - 1] == ':')
+		n += rec_snprintf(buf + n, sizeof(buf) - n, " %s", strerror(saved));
+	if (n >= sizeof(buf) - 1)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(STDERR_FILENO, buf, n);
+	errno = saved;
+}
+
+void rec_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	rec_vwarn(fmt, ap);
+	va_end(ap);
+}
+
+void rec_debug(const char *fmt, ...)
+{
+	va_list ap;
+	if (!rec_debug_enabled)
+		return;
+	va_start(ap, fmt);
+	rec_vwarn(fmt, ap);
+	va_end(ap);
+}
+
+size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	if (size == 0)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+int rec_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int rec_mkdir_p(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return -1;
+	/* refuse a symlink planted where our directory should be */
+	if (lstat(path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+int rec_open_write(int dirfd, const char *name, int flags)
+{
+	return openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0666);
+}
+
+pid_t rec_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}

@@ -1,0 +1,44 @@
+/*
+ * rec_util: small helpers shared by librecord and the runtimes: one-line warnings that never
+ * allocate, whole writes that survive EINTR and short writes, and file creation that never
+ * follows a symbolic link (the runtime writes only below the directory it was given).
+ *
+ * Everything here is slow-path code; none of it may be called from a hot path.
+ */
+#ifndef REC_UTIL_H
+#define REC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Print "flightrec: <msg>\n" to stderr with one write(). A format ending in ':' appends
+ * strerror(errno), as in ovni's helpers. Safe in signal handlers for simple formats. */
+void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Like rec_warn, but only when FLIGHTREC_DEBUG is set in the environment. */
+void rec_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int rec_debug_enabled;
+
+/* write()/pwrite() all of buf, retrying on EINTR; 0 on success, -1 with errno. */
+int rec_write_all(int fd, const void *buf, size_t len);
+int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+
+/* Create dir (and missing parents) with mode 0777 & ~umask; a final component that is a
+ * symbolic link is refused. 0 on success, -1 with errno. */
+int rec_mkdir_p(const char *dir);
+
+/* open(dirfd-relative) for writing without following a final symlink; flags are OR-ed to
+ * O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC. Mode 0666 & ~umask. */
+int rec_open_write(int dirfd, const char *name, int flags);
+
+/* snprintf that returns the length actually written (never more than size - 1). */
+size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* gettid() without glibc 2.30's wrapper dependency. */
+pid_t rec_gettid(void);
+
+#endif
