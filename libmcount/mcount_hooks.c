@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifndef MC_CLOCK
+#define MC_CLOCK() rec_clock_ns()
+#endif
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 uint32_t mc_max_stack = 1024;
@@ -30,7 +33,7 @@ static inline void mc_record(struct rec_thread *t, unsigned type, unsigned depth
 	struct uftrace_record *r = rec_reserve(t, sizeof(*r));
 	if (unlikely(!r))
 		return;
-	r->time = rec_clock_ns();
+	r->time = MC_CLOCK();
 	r->word = uftrace_record_word(type, depth, addr);
 	rec_commit(t);
 }

@@ -96,23 +96,25 @@ __fentry__:
 	.hidden mcount_return
 	.type mcount_return, @function
 mcount_return:
-	/* arrived by the child's `ret`: %rsp is just above the consumed slot */
-	sub $8, %rsp			/* slot for the real return address */
+	/*
+	 * Arrived by the child's `ret`, with %rsp just above the consumed slot. We leave by an
+	 * indirect jmp, not a ret: the return stack buffer then stays aligned with the real
+	 * call stack, so only the child's own ret (to here) is mispredicted, not every return
+	 * of the callers above it.
+	 */
 	push %rax
 	push %rdx
-	mov %rsp, %rax
-	and $15, %rax			/* 8 if misaligned for the call below */
-	sub %rax, %rsp
-	push %rax			/* remember the adjustment */
-	sub $8, %rsp
-	lea 40(%rsp,%rax), %rdi		/* sp at arrival */
+	push %rbp
+	mov %rsp, %rbp
+	lea 24(%rsp), %rdi		/* sp at arrival */
+	and $-16, %rsp
 	call mcount_exit
-	mov 8(%rsp), %rdx		/* adjustment */
-	lea 16(%rsp,%rdx), %rsp		/* back to the saved rdx */
-	mov %rax, 16(%rsp)		/* real return address into the slot */
+	mov %rax, %r11			/* real return address; r11 carries no return value */
+	mov %rbp, %rsp
+	pop %rbp
 	pop %rdx
 	pop %rax
-	ret
+	jmp *%r11
 	.size mcount_return, .-mcount_return
 
 	.section .note.GNU-stack,"",@progbits
