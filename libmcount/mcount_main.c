@@ -37,7 +37,7 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",
-	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_DROP },
+	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_BLOCK },
 	.sink = &rec_sink_uftrace,
 	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
 	.configured = mc_configured,

@@ -58,6 +58,7 @@ static void rec_flusher_pass(void)
 		int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
 		if (t->closed)
 			continue;
+		rec_thread_prefault_ahead(t);
 		if ((drain_policy || overwrite) && !exited)
 			continue; /* the owner drains its own, or the ring is kept until the end */
 		rec_thread_drain(t, 0);

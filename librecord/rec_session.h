@@ -101,6 +101,8 @@ void rec_thread_drain(struct rec_thread *t, int all);
 /* Close a thread whose last chunk has been written: sink close, remove the ring file, and
  * with `unmap` (the thread is gone) unmap it. */
 void rec_thread_close(struct rec_thread *t, int unmap);
+/* Fault in the chunk after the one being filled, if not done yet (flusher). */
+void rec_thread_prefault_ahead(struct rec_thread *t);
 /* Thread exit (TSD destructor): publish the current chunk and hand the thread over. */
 void rec_thread_retire(struct rec_thread *t);
 

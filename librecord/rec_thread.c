@@ -46,6 +46,36 @@ static void rec_ring_name(char *buf, size_t size, pid_t pid, pid_t tid)
 	rec_snprintf(buf, size, "ring.%d.%d", (int)pid, (int)tid);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Fault pages in for writing (shared file mappings are otherwise populated read-only, and
+ * every first write would take a page_mkwrite fault in the hot path). */
+static void rec_ring_prefault(uint8_t *p, size_t len)
+{
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (size_t off = 0; off < len; off += 4096) /* kernels before 5.14 */
+		__atomic_fetch_add((uint8_t *)p + off, 0, __ATOMIC_RELAXED);
+}
+
+void rec_thread_prefault_ahead(struct rec_thread *t)
+{
+	const struct rec_config *cfg = &rec_sess.cfg;
+	uint64_t want = __atomic_load_n(&t->seq, __ATOMIC_RELAXED) + 2;
+
+	if (!t->ring)
+		return;
+	if (want > cfg->chunk_count)
+		want = cfg->chunk_count;
+	while (t->prefaulted < want) {
+		rec_ring_prefault(t->ring + REC_RING_HDR_SIZE + t->prefaulted * cfg->chunk_size,
+				  cfg->chunk_size);
+		t->prefaulted++;
+	}
+}
+
 /* Create and pre-fault the ring file; chunks start FREE. */
 static int rec_ring_create(struct rec_thread *t)
 {
@@ -67,7 +97,7 @@ static int rec_ring_create(struct rec_thread *t)
 		rec_warn("cannot size ring file %s:", name);
 		goto fail;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		rec_warn("cannot map ring file %s:", name);
 		goto fail;
@@ -93,6 +123,11 @@ static int rec_ring_create(struct rec_thread *t)
 	t->ring = m;
 	t->ring_size = size;
 	t->ring_fd = fd;
+	/* the first chunk now, each next one by the flusher a chunk ahead of the producer: a
+	 * thread starts fast, short-lived threads touch little, and the producer's first write
+	 * into a page takes no page-cache fault */
+	rec_ring_prefault(m, REC_RING_HDR_SIZE + cfg->chunk_size);
+	t->prefaulted = 1;
 	return 0;
 fail:
 	close(fd);
@@ -128,7 +163,8 @@ static void rec_chunk_take(struct rec_thread *t, uint32_t idx)
 {
 	struct rec_chunk *c = rec_chunk_at(t, idx);
 
-	c->seq = ++t->seq;
+	c->seq = t->seq + 1;
+	__atomic_store_n(&t->seq, c->seq, __ATOMIC_RELAXED); /* read by the prefaulter */
 	c->committed = 0;
 	c->events = 0;
 	c->lost_before = t->lost_pending;
@@ -197,6 +233,8 @@ static struct rec_thread *rec_thread_attach(void)
 
 	pthread_once(&rec_thread_key_once, rec_thread_key_create);
 	pthread_setspecific(rec_thread_key, t);
+	rec_flusher_ensure();
+	rec_flusher_wake();
 	return t;
 fail:
 	munmap(t, size);

@@ -56,6 +56,7 @@ struct rec_thread {
 	uint64_t bytes;            /* bytes handed to the sink */
 	uint32_t exited;           /* set (release) by the TSD destructor */
 	uint32_t closed;           /* flusher/finish closed it (sink close_thread done) */
+	uint32_t prefaulted;       /* chunks 0..prefaulted-1 are faulted in (flusher's job) */
 	int dtor_rounds;
 
 	/* --- identity and sink --- */
