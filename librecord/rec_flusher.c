@@ -51,8 +51,10 @@ static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 static void rec_flusher_pass(void)
 {
 	struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE);
-	int drain_policy = rec_sess.cfg.policy == REC_POLICY_DRAIN;
-	int overwrite = rec_sess.cfg.policy == REC_POLICY_OVERWRITE;
+	/* relaxed: the policy is fixed at start (unit tests switch it between runs) */
+	int policy = (int)__atomic_load_n(&rec_sess.cfg.policy, __ATOMIC_RELAXED);
+	int drain_policy = policy == REC_POLICY_DRAIN;
+	int overwrite = policy == REC_POLICY_OVERWRITE;
 
 	for (; t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
 		int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);

@@ -370,8 +370,10 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 {
 	uint64_t lost = c->lost_before;
 
-	if (t->flush_seq == 0 && t->overwritten) /* overwrite policy: say what was reused */
-		lost += t->overwritten;
+	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
+		lost += t->overwritten - t->overwritten_told;
+		t->overwritten_told = t->overwritten;
+	}
 	if (len > rec_sess.cfg.chunk_size - sizeof(*c))
 		len = rec_sess.cfg.chunk_size - sizeof(*c);
 	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)

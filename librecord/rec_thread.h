@@ -44,6 +44,7 @@ struct rec_thread {
 	uint64_t lost[REC_LOST_KINDS];
 	uint64_t events_at_chunk;  /* `events` when the current chunk was taken */
 	uint64_t overwritten;      /* events in chunks the overwrite policy reused */
+	uint64_t overwritten_told; /* ... of which the sink has been told */
 	uint8_t *ring;             /* mapping of the ring file */
 	size_t ring_size;
 	int ring_fd;

@@ -1,0 +1,316 @@
+/*
+ * test_ring: librecord's ring, chunk switch, full-buffer policies and flusher, driven through
+ * a test sink that keeps what it is given in memory.
+ *
+ * Every producer thread writes 16-byte records {thread index, sequence number}; when a
+ * thread has exited and its stream is closed, the sink must have received every record in
+ * order, and records received + records counted lost must equal records emitted, exactly.
+ * Runs under TSan too (make TSAN=1 unit): the flusher and producers share only the chunks'
+ * release/acquire protocol.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "librecord/rec_config.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+
+#define MAX_WRITERS 16
+#define CHUNK 4096
+#define CHUNKS 4
+#define RECS_PER_CHUNK ((CHUNK - 64) / 16)
+
+struct rec16 {
+	uint64_t writer;
+	uint64_t seq;
+};
+
+/* what the sink saw, per writer */
+struct seen {
+	uint64_t next_seq;  /* the sequence number expected next */
+	uint64_t received;
+	uint64_t lost;      /* lost_before + lost_after reported to the sink */
+	uint64_t gaps;      /* records skipped (must be covered by lost) */
+	int out_of_order;
+	int closed;
+};
+
+static struct seen seen[MAX_WRITERS];
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int sink_stall; /* while set, write_chunk waits: the ring fills up */
+
+static int test_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
+			    size_t len, uint64_t lost_before)
+{
+	(void)s;
+	(void)t;
+	while (__atomic_load_n(&sink_stall, __ATOMIC_ACQUIRE))
+		usleep(100);
+	pthread_mutex_lock(&seen_lock);
+	for (size_t off = 0; off + sizeof(struct rec16) <= len; off += sizeof(struct rec16)) {
+		struct rec16 r;
+		memcpy(&r, data + off, sizeof(r));
+		if (r.writer >= MAX_WRITERS) {
+			seen[0].out_of_order = 1;
+			continue;
+		}
+		struct seen *w = &seen[r.writer];
+		if (r.seq < w->next_seq)
+			w->out_of_order = 1;
+		else
+			w->gaps += r.seq - w->next_seq;
+		w->next_seq = r.seq + 1;
+		w->received++;
+	}
+	if (len % sizeof(struct rec16))
+		seen[0].out_of_order = 1;
+	/* lost_before is per thread; the writer index is in the records, so remember it on t */
+	if (lost_before && len >= sizeof(struct rec16)) {
+		struct rec16 r;
+		memcpy(&r, data, sizeof(r));
+		if (r.writer < MAX_WRITERS)
+			seen[r.writer].lost += lost_before;
+	} else if (lost_before) {
+		t->sink_priv = (void *)((uintptr_t)t->sink_priv + lost_before);
+	}
+	pthread_mutex_unlock(&seen_lock);
+	return 0;
+}
+
+static int test_open_thread(struct rec_session *s, struct rec_thread *t)
+{
+	(void)s;
+	t->sink_priv = NULL;
+	return 0;
+}
+
+static __thread uint64_t my_writer; /* set by each writer before it records */
+static uint64_t writer_of_tid[1 << 16];
+
+static void test_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
+{
+	uint64_t w = writer_of_tid[t->tid & 0xffff];
+	(void)s;
+	pthread_mutex_lock(&seen_lock);
+	seen[w].lost += lost_after + (uintptr_t)t->sink_priv;
+	seen[w].closed = 1;
+	pthread_mutex_unlock(&seen_lock);
+}
+
+static const struct rec_sink test_sink = {
+	.name = "test",
+	.open_thread = test_open_thread,
+	.write_chunk = test_write_chunk,
+	.close_thread = test_close_thread,
+};
+
+struct rec_frontend rec_frontend_self_storage = {
+	.name = "test_ring",
+	.defaults = { .dir = "", .dir_env = NULL, .policy = REC_POLICY_BLOCK },
+	.sink = &test_sink,
+	.thread_size = 64,
+};
+
+static uint64_t emit(uint64_t writer, uint64_t n)
+{
+	uint64_t lost = 0;
+	my_writer = writer;
+	for (uint64_t i = 0; i < n; i++) {
+		struct rec_thread *t = rec_thread_get();
+		if (!t)
+			return (uint64_t)-1;
+		writer_of_tid[t->tid & 0xffff] = writer;
+		struct rec16 *r = rec_reserve(t, sizeof(*r));
+		if (!r) {
+			lost++;
+			continue;
+		}
+		r->writer = writer;
+		r->seq = i;
+		rec_commit(t);
+	}
+	return lost;
+}
+
+struct job {
+	uint64_t writer, n, lost_seen_by_producer;
+};
+
+static void *writer_main(void *arg)
+{
+	struct job *j = arg;
+	j->lost_seen_by_producer = emit(j->writer, j->n);
+	return NULL;
+}
+
+static void wait_closed(uint64_t writers)
+{
+	for (int spin = 0; spin < 20000; spin++) {
+		uint64_t done = 0;
+		pthread_mutex_lock(&seen_lock);
+		for (uint64_t w = 0; w < writers; w++)
+			done += seen[w].closed;
+		pthread_mutex_unlock(&seen_lock);
+		if (done == writers)
+			return;
+		rec_flusher_wake();
+		usleep(1000);
+	}
+	fail_msg("threads were not closed by the flusher within 20 s");
+}
+
+/* Run `writers` threads of n records each under `policy`; check the accounting. */
+static void run_writers(enum rec_policy policy, uint64_t writers, uint64_t n, int stall,
+			uint64_t *total_lost)
+{
+	pthread_t th[MAX_WRITERS];
+	struct job jobs[MAX_WRITERS];
+
+	memset(seen, 0, sizeof(seen));
+	/* the flusher reads the policy with a relaxed atomic load */
+	__atomic_store_n(&rec_sess.cfg.policy, policy, __ATOMIC_RELAXED);
+	rec_sess.cfg.block_ms = 20000;
+	__atomic_store_n(&sink_stall, stall, __ATOMIC_RELEASE);
+	for (uint64_t w = 0; w < writers; w++) {
+		jobs[w] = (struct job){ .writer = w, .n = n };
+		assert_int_equal(pthread_create(&th[w], NULL, writer_main, &jobs[w]), 0);
+	}
+	if (stall) {
+		usleep(200000);
+		__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
+	}
+	for (uint64_t w = 0; w < writers; w++)
+		pthread_join(th[w], NULL);
+	wait_closed(writers);
+	*total_lost = 0;
+	for (uint64_t w = 0; w < writers; w++) {
+		assert_false(seen[w].out_of_order);
+		/* exact accounting: every emitted record is either in the trace or counted */
+		assert_int_equal(seen[w].received + seen[w].lost, n);
+		/* and each lost record is a hole in the sequence (inside or at the end) */
+		assert_int_equal(seen[w].gaps + (n - seen[w].next_seq), seen[w].lost);
+		/* the producer sees drops; overwritten chunks are counted by the ring itself */
+		if (policy != REC_POLICY_OVERWRITE)
+			assert_int_equal(seen[w].lost, jobs[w].lost_seen_by_producer);
+		*total_lost += seen[w].lost;
+	}
+}
+
+static void test_block_many_chunks(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	run_writers(REC_POLICY_BLOCK, 1, RECS_PER_CHUNK * CHUNKS * 20 + 7, 0, &lost);
+	assert_int_equal(lost, 0);
+}
+
+static void test_drop_counts_exactly(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	/* the sink stalls: the ring (CHUNKS chunks) fills and the rest is dropped, counted */
+	run_writers(REC_POLICY_DROP, 1, RECS_PER_CHUNK * CHUNKS * 10, 1, &lost);
+	assert_true(lost > 0);
+	assert_true(lost <= RECS_PER_CHUNK * CHUNKS * 10 - RECS_PER_CHUNK * (CHUNKS - 1));
+}
+
+static void test_overwrite_keeps_newest(void **state)
+{
+	uint64_t lost;
+	uint64_t n = RECS_PER_CHUNK * CHUNKS * 5 + 3;
+	(void)state;
+	run_writers(REC_POLICY_OVERWRITE, 1, n, 0, &lost);
+	/* only the last CHUNKS chunks survive, the newest record among them */
+	assert_true(lost >= n - (uint64_t)RECS_PER_CHUNK * CHUNKS);
+	assert_int_equal(seen[0].next_seq, n);
+}
+
+static void test_drain_by_producer(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	run_writers(REC_POLICY_DRAIN, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 0, &lost);
+	assert_int_equal(lost, 0);
+}
+
+static void test_block_stress_threads(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	run_writers(REC_POLICY_BLOCK, 8, 100000, 0, &lost);
+	assert_int_equal(lost, 0);
+}
+
+static void test_drop_stress_threads(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	run_writers(REC_POLICY_DROP, 8, 100000, 0, &lost);
+	(void)lost; /* any number, as long as the accounting above is exact */
+}
+
+static void test_nested_guard_counts(void **state)
+{
+	struct rec_thread *t;
+	(void)state;
+	t = rec_thread_get();
+	assert_non_null(t);
+	uint64_t before = t->lost[REC_LOST_NESTED];
+	t->busy = 1; /* a hook in progress: what a signal handler's hook would see */
+	if (t->busy)
+		rec_count_lost(t, REC_LOST_NESTED, 2);
+	t->busy = 0;
+	assert_int_equal(t->lost[REC_LOST_NESTED], before + 2);
+}
+
+static void test_config_sizes(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_equal(rec_config_parse_size("64K", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(rec_config_parse_size("4M", &v), 0);
+	assert_int_equal(v, 4u << 20);
+	assert_int_equal(rec_config_parse_size("12", &v), 0);
+	assert_int_equal(v, 12);
+	assert_int_equal(rec_config_parse_size("x1", &v), -1);
+	assert_int_equal(rec_config_parse_size("1Q", &v), -1);
+	assert_int_equal(rec_config_parse_size("", &v), -1);
+	assert_int_equal(rec_config_parse_size("99999999999999999999", &v), -1);
+}
+
+static int setup(void **state)
+{
+	static char dir[] = "/tmp/flightrec-test-ring-XXXXXX";
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	setenv("FLIGHTREC_DIR", dir, 1);
+	setenv("FLIGHTREC_BUFSIZE", "4096", 1);
+	setenv("FLIGHTREC_BUFCOUNT", "4", 1);
+	return rec_session_start(rec_frontend_self);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_sizes),
+		cmocka_unit_test(test_block_many_chunks),
+		cmocka_unit_test(test_drop_counts_exactly),
+		cmocka_unit_test(test_overwrite_keeps_newest),
+		cmocka_unit_test(test_drain_by_producer),
+		cmocka_unit_test(test_block_stress_threads),
+		cmocka_unit_test(test_drop_stress_threads),
+		cmocka_unit_test(test_nested_guard_counts),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
