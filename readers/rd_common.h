@@ -1,0 +1,109 @@
+/*
+ * rd_common: what every offline trace reader shares.
+ *
+ * Role: one error type that names the file, the byte offset and the rule a trace broke;
+ * bounded whole-file loading; a line iterator and a strict token scanner over memory.
+ * Every parser in readers/ works on (pointer, length) spans taken from these helpers, so a
+ * fuzzer can feed any of them a buffer directly.
+ *
+ * Invariants:
+ *  - nothing here trusts a size found inside a file: loads are capped by the caller's limit and
+ *    by what read(2) actually returns; scanners never read past their end pointer.
+ *  - a scanner span is not NUL-terminated; callers copy with rd_strndup when they keep text.
+ *  - rd_error_set() returns -1 so parsers can `return rd_error_set(...)`; the first error
+ *    recorded is the one reported (later calls do not overwrite it).
+ */
+#ifndef FLIGHTREC_RD_COMMON_H
+#define FLIGHTREC_RD_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RD_FILE_MAX 4096
+#define RD_MSG_MAX 320
+
+/* rule 0 means "no error"; each format numbers its own rules from 1 */
+struct rd_error {
+	int rule;
+	int64_t offset; /* byte offset in file, -1 when the rule is about the whole file */
+	char file[RD_FILE_MAX];
+	char msg[RD_MSG_MAX];
+};
+
+void rd_error_clear(struct rd_error *err);
+bool rd_error_isset(const struct rd_error *err);
+int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offset,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* "flightrec: FILE: offset 0xOFF: MSG\n" (offset part omitted when < 0) */
+void rd_error_print(FILE *fp, const struct rd_error *err);
+
+/* a whole file in memory, NUL-terminated for convenience (len excludes the NUL) */
+struct rd_buf {
+	char *data;
+	size_t len;
+};
+
+/*
+ * Load PATH into OUT. Fails with RULE_IO when it cannot be opened or read (ENOENT included;
+ * callers that treat absence differently check rd_file_exists first) and with RULE_BIG when it
+ * is larger than MAX bytes.
+ */
+int rd_load_file(const char *path, size_t max, struct rd_buf *out, int rule_io, int rule_big,
+		 struct rd_error *err);
+void rd_buf_free(struct rd_buf *buf);
+bool rd_file_exists(const char *path);
+/* size of a regular file, -1 if it is missing or not a regular file */
+int64_t rd_file_size(const char *path);
+
+/* DIR + "/" + NAME without a doubled slash; the result is malloc'ed (NULL on OOM) */
+char *rd_path_join(const char *dir, const char *name);
+char *rd_strndup(const char *p, size_t len);
+
+/* lines of a buffer; a final line without '\n' is still returned (has_nl = false) */
+struct rd_line {
+	const char *p;
+	size_t len; /* without the '\n' */
+	size_t off; /* byte offset of the first character */
+	unsigned lineno; /* 1-based */
+	bool has_nl;
+};
+
+struct rd_lines {
+	const char *buf;
+	size_t len;
+	size_t pos;
+	size_t base; /* file offset of buf[0] */
+	unsigned lineno;
+};
+
+/* BASE_OFF: the file offset of BUF[0], so rd_line.off is a file offset */
+void rd_lines_init(struct rd_lines *it, const char *buf, size_t len, size_t base_off);
+bool rd_lines_next(struct rd_lines *it, struct rd_line *line);
+
+/* a strict left-to-right scanner over one span */
+struct rd_scan {
+	const char *p;
+	const char *end;
+};
+
+void rd_scan_init(struct rd_scan *s, const char *p, size_t len);
+bool rd_scan_eol(const struct rd_scan *s);
+bool rd_scan_lit(struct rd_scan *s, const char *lit);
+bool rd_scan_char(struct rd_scan *s, char c);
+/* one or more decimal digits, overflow-checked; NDIGITS (optional) gets the digit count */
+bool rd_scan_dec(struct rd_scan *s, uint64_t *v, size_t *ndigits);
+/* optional '-' then decimal digits, within int64 */
+bool rd_scan_int(struct rd_scan *s, int64_t *v);
+/* one or more hex digits (no 0x), at most 16 */
+bool rd_scan_hex(struct rd_scan *s, uint64_t *v, size_t *ndigits);
+/* the characters up to (not including) the next C or the end; may be empty */
+size_t rd_scan_until(struct rd_scan *s, char c, const char **start);
+size_t rd_scan_spaces(struct rd_scan *s);
+size_t rd_scan_rest(struct rd_scan *s, const char **start);
+
+bool rd_is_hex_string(const char *p, size_t len);
+
+#endif /* FLIGHTREC_RD_COMMON_H */

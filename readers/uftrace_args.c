@@ -1,0 +1,411 @@
+/*
+ * uftrace_args: sizing the argument / return value payloads of ENTRY and EXIT records.
+ *
+ * Role: a record with the `more` bit carries payload bytes that are not self-describing; their
+ * layout comes from the ARG_SPEC info section. Like uftrace 0.13 we build, per function name,
+ * the list of specs whose pattern matches it (argspec entries, then retspec, then the
+ * auto-args tables when "auto-args:1" is set), merging a later spec of the same kind and index
+ * into an earlier one. An ENTRY payload holds the non-retval specs in list order, an EXIT
+ * payload the retval ones: integers take their size rounded up to 4 bytes, strings a u16
+ * length plus the bytes rounded up so the running total stays a multiple of 4, and the whole
+ * payload is padded to 8.
+ *
+ * Entry syntax: "<pattern>@<item>,<item>,...;..." where an item is argN, fpargN or retval with
+ * an optional "/<fmt>[<bits>]" and "%<location>"; anything else (other trigger actions,
+ * module names) is not an argument and does not change the layout.
+ *
+ * Invariants and limits: pattern types follow pattern_type (regex unless plain, glob, simple);
+ * module-qualified entries are applied to every module; argument specs derived from DWARF
+ * (auto-args with DEBUG_INFO) cannot be sized here and are reported as such. Payload sizes
+ * are only ever computed from bytes present in the window.
+ */
+#include "readers/internal.h"
+
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum arg_kind { ARG_INDEX, ARG_FLOAT, ARG_REG, ARG_STACK };
+
+struct arg_item {
+	enum arg_kind kind;
+	int idx; /* argN / fpargN index, 0 for retval, stack offset */
+	char reg[16]; /* ARG_REG */
+	bool retval;
+	bool str;
+	bool exact; /* from a plain (non-pattern) entry: a pattern match does not override it */
+	unsigned size;
+};
+
+enum patt_type { PATT_SIMPLE, PATT_REGEX, PATT_GLOB };
+
+struct arg_rule {
+	enum patt_type type;
+	char *patt;
+	regex_t re;
+	struct arg_item *items;
+	size_t nr;
+};
+
+#define CACHE_SLOTS 256
+
+struct cache_slot {
+	char *name;
+	struct arg_item *items;
+	size_t nr;
+};
+
+struct ufr_argspecs {
+	struct arg_rule *rules;
+	size_t nr;
+	bool unsupported; /* DWARF-derived auto args */
+	struct cache_slot cache[CACHE_SLOTS];
+};
+
+static size_t align(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* one "argN/fmt%loc" item; false when ITEM is not an argument spec at all */
+static bool parse_item(const char *item, bool lp64, struct arg_item *a)
+{
+	const char *p;
+	char *end;
+
+	memset(a, 0, sizeof(*a));
+	a->size = lp64 ? 8 : 4;
+	if (!strncmp(item, "arg", 3) && item[3] >= '0' && item[3] <= '9') {
+		a->kind = ARG_INDEX;
+		a->idx = (int)strtol(item + 3, &end, 10);
+	} else if (!strncmp(item, "retval", 6)) {
+		a->kind = ARG_INDEX;
+		a->retval = true;
+		end = (char *)item + 6;
+	} else if (!strncmp(item, "fparg", 5) && item[5] >= '0' && item[5] <= '9') {
+		a->kind = ARG_FLOAT;
+		a->idx = (int)strtol(item + 5, &end, 10);
+		a->size = 8;
+	} else {
+		return false;
+	}
+	p = end;
+	if (*p == '/') {
+		bool is_float = a->kind == ARG_FLOAT;
+
+		p++;
+		switch (*p) {
+		case 'd':
+		case 'i':
+		case 'u':
+		case 'x':
+		case 'p':
+			p++;
+			break;
+		case 's':
+		case 'S':
+			a->str = true;
+			p++;
+			break;
+		case 'c':
+			a->size = 1;
+			p++;
+			break;
+		case 'f':
+			is_float = true;
+			a->size = 8;
+			p++;
+			break;
+		case 'e':
+			/* e:<enum name>: the size stays the default */
+			p += strcspn(p, "%");
+			break;
+		case 't':
+			/* t<size>[:<name>]: a struct passed by value */
+			a->size = (unsigned)strtoul(p + 1, &end, 10);
+			if (a->size > 0xffff)
+				a->size = 0xffff; /* still bounded by the bytes present */
+			p = end + strcspn(end, "%");
+			break;
+		default:
+			if (!(is_float && *p >= '0' && *p <= '9'))
+				return true; /* uftrace rejects it; keep the default layout */
+		}
+		if (*p >= '0' && *p <= '9') {
+			long bits = strtol(p, &end, 10);
+
+			if (bits == 8 || bits == 16 || bits == 32 || bits == 64 ||
+			    (bits == 80 && is_float))
+				a->size = (unsigned)bits / 8;
+			p = end;
+		}
+	}
+	if (*p == '%') {
+		p++;
+		if (!strncmp(p, "stack", 5)) {
+			a->kind = ARG_STACK;
+			a->idx = (int)strtol(p + 5, NULL, 0);
+		} else {
+			a->kind = ARG_REG;
+			snprintf(a->reg, sizeof(a->reg), "%s", p);
+		}
+	}
+	return true;
+}
+
+static bool same_slot(const struct arg_item *x, const struct arg_item *y)
+{
+	if (x->kind != y->kind)
+		return false;
+	if (x->kind == ARG_REG)
+		return !strcmp(x->reg, y->reg);
+	return x->idx == y->idx && x->retval == y->retval;
+}
+
+/* add A to a merged list the way uftrace's add_arg_spec does */
+static int merge_item(struct arg_item **items, size_t *nr, const struct arg_item *a)
+{
+	struct arg_item *n;
+
+	for (size_t i = 0; i < *nr; i++) {
+		if (!same_slot(&(*items)[i], a))
+			continue;
+		if (a->exact || !(*items)[i].exact)
+			(*items)[i] = *a;
+		return 0;
+	}
+	n = realloc(*items, (*nr + 1) * sizeof(*n));
+	if (n == NULL)
+		return -1;
+	*items = n;
+	n[(*nr)++] = *a;
+	return 0;
+}
+
+/*
+ * Rules from one spec string. WANT_RET: the retspec pass keeps only retval items, the argspec
+ * pass only the others (uftrace ignores actions of the other kind in each pass).
+ */
+static int add_rules(struct ufr_argspecs *as, const char *spec, bool want_ret,
+		     enum patt_type ptype, bool lp64)
+{
+	char *copy, *save = NULL, *entry;
+
+	if (spec == NULL)
+		return 0;
+	copy = strdup(spec);
+	if (copy == NULL)
+		return -1;
+	for (entry = strtok_r(copy, ";", &save); entry; entry = strtok_r(NULL, ";", &save)) {
+		char *at = strchr(entry, '@');
+		char *isave = NULL, *item;
+		struct arg_rule r;
+		struct arg_rule *n;
+
+		if (at == NULL)
+			continue;
+		*at = '\0';
+		memset(&r, 0, sizeof(r));
+		for (item = strtok_r(at + 1, ",", &isave); item; item = strtok_r(NULL, ",", &isave)) {
+			struct arg_item a;
+
+			if (!parse_item(item, lp64, &a) || a.retval != want_ret)
+				continue;
+			if (merge_item(&r.items, &r.nr, &a) < 0) {
+				free(r.items);
+				free(copy);
+				return -1;
+			}
+		}
+		if (r.nr == 0) {
+			free(r.items);
+			continue;
+		}
+		r.patt = strdup(entry);
+		r.type = strpbrk(entry, ".?*+-^$|()[]{}") == NULL ? PATT_SIMPLE : ptype;
+		if (r.type == PATT_REGEX && (!strncmp(entry, "operator ", 9) ||
+					     regcomp(&r.re, entry, REG_NOSUB | REG_EXTENDED) != 0))
+			r.type = PATT_SIMPLE;
+		for (size_t i = 0; i < r.nr; i++)
+			r.items[i].exact = r.type == PATT_SIMPLE;
+		n = realloc(as->rules, (as->nr + 1) * sizeof(*n));
+		if (n == NULL || r.patt == NULL) {
+			if (n != NULL)
+				as->rules = n;
+			if (r.type == PATT_REGEX)
+				regfree(&r.re);
+			free(r.patt);
+			free(r.items);
+			free(copy);
+			return -1;
+		}
+		as->rules = n;
+		as->rules[as->nr++] = r;
+	}
+	free(copy);
+	return 0;
+}
+
+void ufr_argspecs_free(struct ufr_argspecs *as)
+{
+	if (as == NULL)
+		return;
+	for (size_t i = 0; i < as->nr; i++) {
+		if (as->rules[i].type == PATT_REGEX)
+			regfree(&as->rules[i].re);
+		free(as->rules[i].patt);
+		free(as->rules[i].items);
+	}
+	free(as->rules);
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		free(as->cache[i].name);
+		free(as->cache[i].items);
+	}
+	free(as);
+}
+
+struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info)
+{
+	struct ufr_argspecs *as;
+	enum patt_type ptype = PATT_REGEX;
+	bool lp64 = info->hdr.elf_class == 2;
+	int ret = 0;
+
+	if (info->pattern_type && !strcmp(info->pattern_type, "glob"))
+		ptype = PATT_GLOB;
+	else if (info->pattern_type && !strcmp(info->pattern_type, "simple"))
+		ptype = PATT_SIMPLE;
+	as = calloc(1, sizeof(*as));
+	if (as == NULL)
+		return NULL;
+	ret |= add_rules(as, info->argspec, false, ptype, lp64);
+	ret |= add_rules(as, info->retspec, true, ptype, lp64);
+	/* old data has no separate retspec */
+	if (info->argspec && strstr(info->argspec, "retval"))
+		ret |= add_rules(as, info->argspec, true, ptype, lp64);
+	if (info->auto_args) {
+		if (info->hdr.feat_mask & UFR_FEAT_DEBUG_INFO)
+			as->unsupported = true;
+		ret |= add_rules(as, info->argauto, false, ptype, lp64);
+		ret |= add_rules(as, info->retauto, true, ptype, lp64);
+	}
+	if (ret != 0) {
+		ufr_argspecs_free(as);
+		return NULL;
+	}
+	return as;
+}
+
+static bool rule_matches(const struct arg_rule *r, const char *name)
+{
+	switch (r->type) {
+	case PATT_SIMPLE:
+		return !strcmp(r->patt, name);
+	case PATT_REGEX:
+		return !regexec(&r->re, name, 0, NULL, 0);
+	case PATT_GLOB:
+		return !fnmatch(r->patt, name, 0);
+	}
+	return false;
+}
+
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h % CACHE_SLOTS;
+}
+
+/* the merged spec list of NAME (cached); NULL with *NR = 0 when nothing matches */
+static const struct arg_item *specs_for(struct ufr_argspecs *as, const char *name, size_t *nr)
+{
+	struct cache_slot *slot = &as->cache[name_hash(name)];
+	struct arg_item *items = NULL;
+	size_t n = 0;
+
+	if (slot->name != NULL && !strcmp(slot->name, name)) {
+		*nr = slot->nr;
+		return slot->items;
+	}
+	for (size_t i = 0; i < as->nr; i++) {
+		if (!rule_matches(&as->rules[i], name))
+			continue;
+		for (size_t j = 0; j < as->rules[i].nr; j++)
+			if (merge_item(&items, &n, &as->rules[i].items[j]) < 0) {
+				free(items);
+				*nr = 0;
+				return NULL;
+			}
+	}
+	free(slot->name);
+	free(slot->items);
+	slot->name = strdup(name);
+	slot->items = items;
+	slot->nr = slot->name ? n : 0;
+	*nr = slot->nr;
+	return slot->items;
+}
+
+long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_t avail,
+		   const char *file, struct rd_error *err)
+{
+	struct ufr_thread *t = ctx;
+	struct ufr_data *d = t->owner;
+	struct ufr_argspecs *as = d->argspecs;
+	const struct arg_item *items;
+	const char *name;
+	size_t nr, len = 0;
+	bool want_ret = rec->type == UFR_EXIT;
+	bool matched = false;
+	bool big = d->info.hdr.endian == 2;
+
+	if (as->unsupported)
+		return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
+				    "arguments described by debug info (auto-args with DEBUG_INFO) "
+				    "cannot be sized by this reader");
+	name = ufr_symbolize(d, t, rec->time, rec->addr);
+	if (name == NULL)
+		return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
+				    "%s record of unresolved address 0x%llx carries a payload that "
+				    "only a matching argspec can size",
+				    rec->type == UFR_ENTRY ? "ENTRY" : "EXIT",
+				    (unsigned long long)rec->addr);
+	items = specs_for(as, name, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct arg_item *a = &items[i];
+		size_t size = a->size;
+
+		if (a->retval != want_ret)
+			continue;
+		matched = true;
+		if (a->size == 0)
+			continue;
+		if (a->str) {
+			if (len + 2 > avail)
+				goto past_end;
+			size = big ? (size_t)(p[len] << 8 | p[len + 1]) :
+				     (size_t)(p[len + 1] << 8 | p[len]);
+			len += 2;
+		}
+		len = align(len + size, 4);
+		if (len > avail)
+			goto past_end;
+	}
+	if (!matched)
+		return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
+				    "%s record of %s has the payload bit but no %s spec matches it "
+				    "(uftrace aborts: \"record missing argument info\")",
+				    rec->type == UFR_ENTRY ? "ENTRY" : "EXIT", name,
+				    want_ret ? "retval" : "argument");
+	len = align(len, 8);
+	if (len > avail)
+		goto past_end;
+	return (long)len;
+
+past_end:
+	return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
+			    "argument payload of %s runs past the end of the file", name);
+}
