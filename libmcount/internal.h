@@ -13,10 +13,14 @@
 #ifndef MCOUNT_INTERNAL_H
 #define MCOUNT_INTERNAL_H
 
+
 #include <stdint.h>
 
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
 
 enum mc_frame_kind {
 	MC_FRAME_HIJACK = 0, /* -pg / __fentry__: *parent_loc was replaced by mcount_return */
@@ -64,5 +68,7 @@ void mc_restore_returns(struct rec_thread *t);
 void mc_rehijack_returns(struct rec_thread *t);
 /* Exits for every frame (pthread_exit). */
 void mc_exit_all(struct rec_thread *t);
+
+#pragma GCC visibility pop
 
 #endif

@@ -12,8 +12,12 @@
 #ifndef REC_CLOCK_H
 #define REC_CLOCK_H
 
+
 #include <stdint.h>
 #include <time.h>
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
 
 struct rec_clock {
 	uint64_t base_tsc;
@@ -54,5 +58,7 @@ static inline uint64_t rec_clock_ns(void)
 
 /* Calibrate (about 2 ms); called once per process image before any thread records. */
 void rec_clock_calibrate(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -13,6 +13,7 @@
 #ifndef REC_SESSION_H
 #define REC_SESSION_H
 
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@
 #include "librecord/rec_config.h"
 #include "librecord/rec_sink.h"
 #include "librecord/rec_thread.h"
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
 
 enum rec_session_state {
 	REC_SESSION_NONE = 0,   /* not started */
@@ -111,5 +115,7 @@ struct rec_totals {
 	uint64_t threads, events, bytes, lost[REC_LOST_KINDS];
 };
 void rec_session_totals(struct rec_totals *tot);
+
+#pragma GCC visibility pop
 
 #endif

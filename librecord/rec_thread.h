@@ -15,11 +15,15 @@
 #ifndef REC_THREAD_H
 #define REC_THREAD_H
 
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "librecord/rec_ring.h"
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
 
 enum rec_lost_kind {
 	REC_LOST_FULL,   /* no free chunk (drop policy, block time-out, overwritten chunk) */
@@ -133,5 +137,7 @@ static inline void rec_count_lost(struct rec_thread *t, enum rec_lost_kind kind,
 
 /* Events lost because the thread was already closed (no state to count them in). */
 void rec_count_lost_dead(uint64_t n);
+
+#pragma GCC visibility pop
 
 #endif
