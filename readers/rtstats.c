@@ -108,7 +108,24 @@ static int proc_cmp(const void *a, const void *b)
 {
 	const struct rts_proc *x = a, *y = b;
 
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* "stats.<pid>" or "stats.<pid>.<start ns>" */
+static bool stats_name(const char *name, uint64_t *pid, uint64_t *start)
+{
+	struct rd_scan sc;
+
+	*start = 0;
+	rd_scan_init(&sc, name, strlen(name));
+	if (!rd_scan_lit(&sc, "stats.") || !rd_scan_dec(&sc, pid, NULL) || *pid == 0 ||
+	    *pid > INT32_MAX)
+		return false;
+	if (rd_scan_char(&sc, '.') && !rd_scan_dec(&sc, start, NULL))
+		return false;
+	return rd_scan_eol(&sc);
 }
 
 int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err)
@@ -134,11 +151,10 @@ int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err)
 	while (ret == 0 && (de = readdir(dp)) != NULL) {
 		struct rd_buf buf;
 		struct rts_proc p;
+		uint64_t file_pid, start;
 		char *path;
 
-		if (strncmp(de->d_name, "stats.", 6) != 0 || de->d_name[6] < '1' ||
-		    de->d_name[6] > '9' || strspn(de->d_name + 6, "0123456789") !=
-						     strlen(de->d_name + 6))
+		if (!stats_name(de->d_name, &file_pid, &start))
 			continue;
 		if (set->nr == RTS_MAX_PROCS) {
 			ret = rd_error_set(err, RTS_E_IO, dir, -1, "more than %d stats files",
@@ -156,7 +172,8 @@ int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err)
 			rd_buf_free(&buf);
 		}
 		if (ret == 0 && !p.has_pid)
-			p.pid = atoi(de->d_name + 6); /* the file name says whose it is */
+			p.pid = (int)file_pid; /* the file name says whose it is */
+		p.start = start;
 		free(path);
 		if (ret < 0)
 			break;

@@ -2,7 +2,8 @@
  * rtstats: the recording runtime's per-process counters, <trace>/.flightrec/stats.<pid>
  * (prefix rts_).
  *
- * Role: the runtime writes one file per process at exit, "key=value" lines: pid, ppid, exe,
+ * Role: the runtime writes one file per process image at exit, named stats.<pid> or
+ * stats.<pid>.<start ns> (an exec keeps the pid), of "key=value" lines: pid, ppid, exe,
  * format, threads, events, bytes, lost_full, lost_nested, lost_dead, lost_depth. `record`
  * sums them into its summary line and `stats` prints them.
  *
@@ -36,10 +37,11 @@ struct rts_proc {
 	uint64_t threads, events, bytes;
 	uint64_t lost_full, lost_nested, lost_dead, lost_depth;
 	bool has_pid;
+	uint64_t start; /* from the file name, 0 without one; orders images of one pid */
 };
 
 struct rts_set {
-	struct rts_proc *procs; /* sorted by pid */
+	struct rts_proc *procs; /* sorted by pid, then start */
 	size_t nr;
 	bool present; /* the .flightrec directory exists */
 };

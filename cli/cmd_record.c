@@ -1,0 +1,331 @@
+/*
+ * cmd_record: `flightrec record [-d DIR] [--hook=TYPE] [--] PROG [ARGS...]`.
+ *
+ * Role: run PROG with the recording runtime its instrumentation needs LD_PRELOADed, then
+ * summarise what was recorded. Steps:
+ *   1. find PROG like execvp does (a name with '/' is used as is, else each $PATH entry);
+ *   2. pick the runtime from PROG's ELF symbols (hook_detect.c), or --hook;
+ *   3. find the runtime next to this binary: dirname(realpath(/proc/self/exe))/../lib/flightrec/
+ *      (build/bin -> build/lib in the tree, PREFIX/bin -> PREFIX/lib once installed);
+ *   4. prepare DIR (record_dir.c: created, or a previous trace emptied, or refused);
+ *   5. FLIGHTREC_DIR=<absolute DIR>, LD_PRELOAD=<runtime>[:<previous LD_PRELOAD>], fork, exec;
+ *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
+ *      the terminal sends reaches the child directly, as it is in the same process group, so
+ *      kernel-generated ones are not sent twice);
+ *   7. one line on stderr:
+ *        flightrec: recorded N threads, N events, N bytes, N lost in X.XXX s -> DIR
+ *      from the runtime's .flightrec/stats.<pid> files (else from scanning the .dat files);
+ *   8. exit with PROG's status (128+signal when it was killed).
+ * The runtime writes the trace's `info` itself (exit_status is its business); record does not
+ * rewrite any trace file. Setup failures exit 2 before PROG runs; an exec failure exits 127
+ * (126 when PROG is not executable), like a shell.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/hook_detect.h"
+#include "cli/record_dir.h"
+
+static const char usage[] =
+	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--] PROG [ARGS...]\n"
+	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
+	"  -d, --dir=DIR   output directory (default uftrace.data); a previous trace there is\n"
+	"                  replaced, anything else is left alone and record refuses\n"
+	"  --hook=TYPE     runtime to use instead of the one PROG's symbols call for\n"
+	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
+	"(128+N if killed by signal N); 2 when recording cannot start.\n";
+
+/* the child, for the signal forwarder; 0 when there is none */
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	/* SI_KERNEL: sent by the terminal to the whole process group, the child has it too */
+	if (child_pid > 0 && si->si_code != SI_KERNEL)
+		kill((pid_t)child_pid, sig);
+}
+
+/* PROG resolved like execvp: OUT gets a path to a regular executable file */
+static int find_program(const char *prog, char *out, size_t len)
+{
+	const char *path, *p;
+	struct stat st;
+
+	if (strchr(prog, '/') != NULL) {
+		if (stat(prog, &st) < 0) {
+			cli_err("%s:", prog);
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK) < 0) {
+			cli_err("%s: not an executable file", prog);
+			return -1;
+		}
+		snprintf(out, len, "%s", prog);
+		return 0;
+	}
+	path = getenv("PATH");
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		/* an empty entry means the current directory */
+		if ((size_t)snprintf(out, len, "%.*s%s%s", (int)n, p, n ? "/" : "", prog) < len &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		if (end == NULL)
+			break;
+		p = end;
+	}
+	cli_err("%s: command not found in PATH", prog);
+	return -1;
+}
+
+/* <dirname(realpath(/proc/self/exe))>/../lib/flightrec/<library>, canonical */
+static int find_runtime(enum hook_kind kind, char *out, size_t len)
+{
+	char self[PATH_MAX], *slash, guess[PATH_MAX + 64];
+
+	if (realpath("/proc/self/exe", self) == NULL) {
+		cli_err("cannot find my own path (/proc/self/exe):");
+		return -1;
+	}
+	slash = strrchr(self, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	snprintf(guess, sizeof(guess), "%s/../lib/flightrec/%s", self, hook_library(kind));
+	if (realpath(guess, out) == NULL || access(out, R_OK) < 0) {
+		cli_err("%s not installed (no %s)", hook_runtime_name(kind), guess);
+		return -1;
+	}
+	(void)len;
+	/* ld.so splits LD_PRELOAD at spaces and colons */
+	if (strpbrk(out, " :") != NULL) {
+		cli_err("%s: the runtime's path has a space or ':', LD_PRELOAD cannot name it", out);
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_env(const char *lib, const char *dir)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char absdir[PATH_MAX];
+	char *preload;
+	int ret;
+
+	if (realpath(dir, absdir) == NULL) {
+		cli_err("%s:", dir);
+		return -1;
+	}
+	if (old != NULL && *old != '\0')
+		ret = asprintf(&preload, "%s:%s", lib, old);
+	else
+		ret = asprintf(&preload, "%s", lib);
+	if (ret < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	/* absolute: the program may chdir, fork and exec before the runtime starts again */
+	if (setenv("FLIGHTREC_DIR", absdir, 1) < 0 || setenv("LD_PRELOAD", preload, 1) < 0) {
+		cli_err("setenv:");
+		free(preload);
+		return -1;
+	}
+	free(preload);
+	return 0;
+}
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+
+/*
+ * fork and exec PATH with ARGV; returns the wait status, or -1 when it could not run (the
+ * reason printed, *EXEC_ERRNO set when exec itself failed).
+ */
+static int run_child(const char *path, char **argv, int *exec_errno)
+{
+	struct sigaction sa, old[3];
+	bool installed[3] = { false, false, false };
+	sigset_t block, saved;
+	int pipefd[2], status = -1, err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	*exec_errno = 0;
+	/* the child reports a failed exec through a close-on-exec pipe */
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		cli_err("pipe:");
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	for (size_t i = 0; i < 3; i++) {
+		/* an ignored signal stays ignored, for us and (through exec) for the child */
+		if (sigaction(forwarded[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN) {
+			sigaction(forwarded[i], &sa, NULL);
+			installed[i] = true;
+		}
+		sigaddset(&block, forwarded[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &saved);
+
+	pid = fork();
+	if (pid < 0) {
+		cli_err("fork:");
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* our handlers must not run here: back to the dispositions we were given */
+		for (size_t i = 0; i < 3; i++)
+			if (installed[i])
+				sigaction(forwarded[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		close(pipefd[0]);
+		execv(path, argv);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) < 0) {
+			/* nothing more to say */
+		}
+		_exit(127);
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	close(pipefd[1]);
+	do {
+		n = read(pipefd[0], &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			cli_err("waitpid:");
+			status = -1;
+			break;
+		}
+	}
+	child_pid = 0;
+	for (size_t i = 0; i < 3; i++)
+		if (installed[i])
+			sigaction(forwarded[i], &old[i], NULL);
+	if (n == (ssize_t)sizeof(err)) {
+		*exec_errno = err;
+		errno = err;
+		cli_err("cannot execute %s:", path);
+		return -1;
+	}
+	return status;
+}
+
+static double elapsed(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "hook", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = "uftrace.data";
+	enum hook_kind kind = HOOK_NONE;
+	bool forced = false;
+	char prog[PATH_MAX], lib[PATH_MAX], why[256];
+	struct recdir_summary sum;
+	struct timespec t0, t1;
+	int c, status, exec_errno;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': options end at PROG, whose own options are its business */
+	while ((c = getopt_long(argc, argv, "+:d:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 'H':
+			kind = hook_from_name(optarg);
+			if (kind == HOOK_NONE)
+				return cli_usage_error(usage, "record: unknown hook type '%s'",
+						       optarg);
+			forced = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_OK;
+		case ':':
+			return cli_usage_error(usage, "record: option '%s' needs an argument",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error(usage, "record: unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(usage, "record: expected a program to run");
+	if (*dir == '\0')
+		return cli_usage_error(usage, "record: empty -d DIR");
+
+	if (find_program(argv[optind], prog, sizeof(prog)) < 0)
+		return CLI_USAGE;
+	if (!forced) {
+		if (hook_detect(prog, &kind, why, sizeof(why)) < 0) {
+			cli_err("%s: %s", prog, why);
+			return CLI_USAGE;
+		}
+		if (kind == HOOK_NONE) {
+			cli_err("%s: no instrumentation found (build it with -pg, -pg -mfentry, "
+				"-finstrument-functions, -fxray-instrument or -fsanitize=thread; or "
+				"force one with --hook)",
+				prog);
+			return CLI_USAGE;
+		}
+	}
+	if (find_runtime(kind, lib, sizeof(lib)) < 0)
+		return CLI_USAGE;
+	if (recdir_prepare(dir) < 0)
+		return CLI_USAGE;
+	if (setup_env(lib, dir) < 0)
+		return CLI_USAGE;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	status = run_child(prog, argv + optind, &exec_errno);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (status < 0)
+		return exec_errno == EACCES || exec_errno == ENOEXEC ? 126 : 127;
+
+	recdir_summarize(dir, &sum);
+	fprintf(stderr,
+		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
+		"-> %s\n",
+		(unsigned long long)sum.threads, (unsigned long long)sum.events,
+		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1), dir);
+
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return CLI_BAD_TRACE;
+}

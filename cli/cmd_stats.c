@@ -1,0 +1,53 @@
+/*
+ * cmd_stats: `flightrec stats [--calls] PATH`.
+ *
+ * Role: parse the options, recognise PATH's format and run its statistics. With --calls only
+ * "<count> <name>" lines are printed, sorted by name, for comparison with other tools'
+ * per-function call counts.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+
+static const char usage[] =
+	"usage: flightrec stats [--calls] PATH\n"
+	"  Per thread: records, entries, exits, events, lost, bytes, first/last time; totals;\n"
+	"  call counts per function; and the runtime's own counters when PATH/.flightrec/\n"
+	"  holds stats.<pid> files.\n"
+	"  --calls   print only \"<count> <name>\" lines (entries per function), sorted by name\n";
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "calls", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_stats_opts o = { 0 };
+	const struct cli_format *fmt;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o.calls = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error(usage, "stats: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(usage, "stats: expected one PATH");
+
+	fmt = cli_format_detect(argv[optind]);
+	if (fmt == NULL)
+		return CLI_BAD_TRACE;
+	return fmt->stats(argv[optind], &o);
+}

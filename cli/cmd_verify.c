@@ -1,0 +1,51 @@
+/*
+ * cmd_verify: `flightrec verify [-q] PATH`.
+ *
+ * Role: parse the options, recognise PATH's format and run its verifier. On the first broken
+ * rule the verifier prints ONE line "flightrec: FILE: offset 0xOFF: RULE" and the command
+ * exits 1; on success it prints "PATH: ok (...)" unless -q.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+
+static const char usage[] = "usage: flightrec verify [-q] PATH\n"
+			    "  Check the trace at PATH against the rules its readers enforce.\n"
+			    "  -q, --quiet   print nothing on success\n"
+			    "Exit status: 0 ok, 1 a rule is broken (one line on stderr), 2 usage.\n";
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_verify_opts o = { 0 };
+	const struct cli_format *fmt;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error(usage, "verify: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(usage, "verify: expected one PATH");
+
+	fmt = cli_format_detect(argv[optind]);
+	if (fmt == NULL)
+		return CLI_BAD_TRACE;
+	return fmt->verify(argv[optind], &o);
+}
