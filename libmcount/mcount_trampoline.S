@@ -8,6 +8,9 @@
  * mcount_return     where a hijacked function returns to: it records the exit and jumps to
  *                   the real return address.
  *
+ * Each entry point first calls the leaf fast path (mcount_fast.c), then the complete hook
+ * (mcount_hooks.c) only when the fast path declines.
+ *
  * Registers: the C hooks never touch SSE/x87 (-mgeneral-regs-only, and their slow paths
  * fxsave), so only the integer registers that may carry arguments (rdi rsi rdx rcx r8 r9,
  * rax = vector count for varargs, r10 = static chain) or return values (rax rdx) are saved.
@@ -40,7 +43,14 @@ _mcount:
 	mov 0(%rbp), %rdi		/* the child's frame pointer */
 	add $8, %rdi			/* parent_loc: its return-address slot */
 	mov 8(%rbp), %rsi		/* child_ip: where mcount returns to */
-	call mcount_entry
+	call mcount_entry_fast
+	test %eax, %eax
+	jz 1f
+	mov 0(%rbp), %rdi
+	add $8, %rdi
+	mov 8(%rbp), %rsi
+	call mcount_entry		/* everything the fast path does not handle */
+1:
 	mov 0(%rsp), %r10
 	mov 8(%rsp), %rax
 	mov 16(%rsp), %r9
@@ -77,7 +87,13 @@ __fentry__:
 	mov %r10, 0(%rsp)
 	lea 16(%rbp), %rdi		/* parent_loc: saved rbp, our return, then the child's */
 	mov 8(%rbp), %rsi		/* child_ip */
-	call mcount_entry
+	call mcount_entry_fast
+	test %eax, %eax
+	jz 1f
+	lea 16(%rbp), %rdi
+	mov 8(%rbp), %rsi
+	call mcount_entry		/* everything the fast path does not handle */
+1:
 	mov 0(%rsp), %r10
 	mov 8(%rsp), %rax
 	mov 16(%rsp), %r9
@@ -108,7 +124,12 @@ mcount_return:
 	mov %rsp, %rbp
 	lea 24(%rsp), %rdi		/* sp at arrival */
 	and $-16, %rsp
-	call mcount_exit
+	call mcount_exit_fast
+	test %rax, %rax
+	jnz 1f
+	lea 24(%rbp), %rdi
+	call mcount_exit		/* everything the fast path does not handle */
+1:
 	mov %rax, %r11			/* real return address; r11 carries no return value */
 	mov %rbp, %rsp
 	pop %rbp

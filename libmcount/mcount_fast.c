@@ -1,0 +1,82 @@
+/*
+ * mcount_fast: the common case of the -pg/__fentry__ entry and of the hijacked return, as
+ * leaf functions: no call, so no callee-saved register to spill and no frame (this file is
+ * built with -fomit-frame-pointer and -mgeneral-regs-only). The trampolines save the
+ * registers these may clobber and, when one answers "not handled", call the complete
+ * version in mcount_hooks.c, which handles every case (first event of a thread, busy
+ * guard, depth limit, unwinding, full chunk, no TSC).
+ *
+ * The fast path writes exactly what the complete version would, in the same order with
+ * respect to the busy guard, so the two can be mixed freely within one thread.
+ */
+#include "libmcount/internal.h"
+#include "librecord/uftrace_format.h"
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+/* 0 when the entry is recorded; 1 when mcount_entry() must handle it */
+int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	struct uftrace_record *r;
+	struct mc_frame *f;
+	uint32_t d;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		return 1;
+	mt = mc_thread_of(t);
+	d = mt->depth;
+	r = (struct uftrace_record *)t->pos;
+	if (unlikely(t->busy || mt->in_exception || d >= mc_max_stack || !rec_clock_g.use_tsc ||
+		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
+		return 1;
+	t->busy = 1;
+	barrier();
+	f = &mt->rstack[d];
+	f->parent_loc = parent_loc;
+	f->parent_ip = *parent_loc;
+	f->child_ip = child_ip;
+	f->kind = MC_FRAME_HIJACK;
+	f->restored = 0;
+	*parent_loc = (uintptr_t)mcount_return;
+	mt->depth = d + 1;
+	t->pos = (uint8_t *)(r + 1);
+	r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
+	r->word = uftrace_record_word(UFTRACE_ENTRY, d, child_ip);
+	rec_commit(t);
+	barrier();
+	t->busy = 0;
+	return 0;
+}
+
+/* the real return address when the exit is recorded; 0 when mcount_exit() must handle it */
+uintptr_t mcount_exit_fast(uintptr_t *sp)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	struct uftrace_record *r;
+	struct mc_frame *f;
+	uint32_t d;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		return 0;
+	mt = mc_thread_of(t);
+	d = mt->depth;
+	r = (struct uftrace_record *)t->pos;
+	f = &mt->rstack[d - 1];
+	/* the returning frame must be the top one (else frames were skipped: slow path) */
+	if (unlikely(d == 0 || t->busy || f->parent_loc != sp - 1 || !rec_clock_g.use_tsc ||
+		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
+		return 0;
+	t->busy = 1;
+	barrier();
+	mt->depth = d - 1;
+	t->pos = (uint8_t *)(r + 1);
+	r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
+	r->word = uftrace_record_word(UFTRACE_EXIT, d - 1, f->child_ip);
+	rec_commit(t);
+	barrier();
+	t->busy = 0;
+	return f->parent_ip;
+}
