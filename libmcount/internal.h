@@ -39,11 +39,17 @@ struct mc_thread {
 	uint32_t depth;        /* frames on rstack, = uftrace depth of the next entry */
 	uint32_t overflow;     /* CYG frames entered beyond max_stack (their exits are skipped) */
 	uint32_t nested;       /* CYG frames entered while the thread was busy (signal in hook) */
-	uint32_t in_exception; /* return addresses restored for a C++ throw, until the catch */
 	struct mc_frame rstack[]; /* mc_max_stack entries */
 };
 
 extern uint32_t mc_max_stack;
+/* what the fast paths may use: mc_max_stack, or 0 without a TSC (the complete hooks then
+ * read the fallback clock) */
+extern uint32_t mc_fast_max_stack;
+
+/* rec_thread.fe_hold: set while return addresses are restored for a C++ throw (until the
+ * catch), so that every hook takes the complete path */
+#define mc_in_exception(t) ((t)->fe_hold)
 /* LD_PRELOAD as the program started, given back to an exec with a custom environment */
 extern char mc_saved_preload[4096];
 extern const struct rec_frontend mc_frontend;

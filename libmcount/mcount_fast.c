@@ -28,7 +28,8 @@ int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip)
 	mt = mc_thread_of(t);
 	d = mt->depth;
 	r = (struct uftrace_record *)t->pos;
-	if (unlikely(t->busy || mt->in_exception || d >= mc_max_stack || !rec_clock_g.use_tsc ||
+	/* mc_fast_max_stack is 0 when there is no TSC, and in_exception sits beside busy */
+	if (unlikely(*(volatile uint16_t *)&t->busy || d >= mc_fast_max_stack ||
 		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
 		return 1;
 	t->busy = 1;
@@ -43,7 +44,8 @@ int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip)
 	mt->depth = d + 1;
 	t->pos = (uint8_t *)(r + 1);
 	r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
-	r->word = uftrace_record_word(UFTRACE_ENTRY, d, child_ip);
+	/* d < 1024 here: no need to mask it */
+	r->word = UFTRACE_ENTRY | (UFTRACE_RECORD_MAGIC << 3) | ((uint64_t)d << 6) | (child_ip << 16);
 	rec_commit(t);
 	barrier();
 	t->busy = 0;
@@ -66,7 +68,7 @@ uintptr_t mcount_exit_fast(uintptr_t *sp)
 	r = (struct uftrace_record *)t->pos;
 	f = &mt->rstack[d - 1];
 	/* the returning frame must be the top one (else frames were skipped: slow path) */
-	if (unlikely(d == 0 || t->busy || f->parent_loc != sp - 1 || !rec_clock_g.use_tsc ||
+	if (unlikely(d == 0 || t->busy || f->parent_loc != sp - 1 || !mc_fast_max_stack ||
 		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
 		return 0;
 	t->busy = 1;
@@ -74,7 +76,8 @@ uintptr_t mcount_exit_fast(uintptr_t *sp)
 	mt->depth = d - 1;
 	t->pos = (uint8_t *)(r + 1);
 	r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
-	r->word = uftrace_record_word(UFTRACE_EXIT, d - 1, f->child_ip);
+	r->word = UFTRACE_EXIT | (UFTRACE_RECORD_MAGIC << 3) | ((uint64_t)(d - 1) << 6) |
+		  (f->child_ip << 16);
 	rec_commit(t);
 	barrier();
 	t->busy = 0;

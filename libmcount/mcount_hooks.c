@@ -27,6 +27,7 @@
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 uint32_t mc_max_stack = 1024;
+uint32_t mc_fast_max_stack;
 
 static inline void mc_record(struct rec_thread *t, unsigned type, unsigned depth, uintptr_t addr)
 {
@@ -67,7 +68,7 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 	t->busy = 1;
 	barrier();
 	mt = mc_thread_of(t);
-	if (unlikely(mt->in_exception)) {
+	if (unlikely(mc_in_exception(t))) {
 		/* unwinding: frames at or below this new frame's slot are gone */
 		while (mt->depth && mt->rstack[mt->depth - 1].parent_loc <= parent_loc)
 			mc_pop_frame(t, mt);
@@ -224,7 +225,7 @@ void mc_restore_returns(struct rec_thread *t)
 			f->restored = 1;
 		}
 	}
-	mt->in_exception = 1;
+	mc_in_exception(t) = 1;
 }
 
 void mc_rehijack_returns(struct rec_thread *t)
@@ -238,7 +239,7 @@ void mc_rehijack_returns(struct rec_thread *t)
 			f->restored = 0;
 		}
 	}
-	mt->in_exception = 0;
+	mc_in_exception(t) = 0;
 }
 
 void mc_exit_all(struct rec_thread *t)
@@ -251,7 +252,7 @@ void mc_exit_all(struct rec_thread *t)
 	barrier();
 	while (mt->depth)
 		mc_pop_frame(t, mt);
-	mt->in_exception = 0;
+	mc_in_exception(t) = 0;
 	barrier();
 	t->busy = busy;
 }

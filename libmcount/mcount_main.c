@@ -26,6 +26,12 @@ static void mc_configured(const struct rec_config *cfg)
 		sizeof(struct mc_thread) + (size_t)mc_max_stack * sizeof(struct mc_frame);
 }
 
+/* The clock is calibrated now: the fast paths read only the TSC. */
+static void mc_started(void)
+{
+	mc_fast_max_stack = rec_clock_g.use_tsc ? mc_max_stack : 0;
+}
+
 /* A fork child keeps the forking thread's frames: their returns are still hijacked. */
 static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *parent)
 {
@@ -41,12 +47,13 @@ struct rec_frontend rec_frontend_self_storage = {
 	.sink = &rec_sink_uftrace,
 	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
 	.configured = mc_configured,
+	.started = mc_started,
 	.fork_thread = mc_fork_thread,
 };
 
 __attribute__((constructor)) static void mc_init(void)
 {
-	rec_session_start(rec_frontend_self);
+	rec_session_ensure();
 }
 
 __attribute__((destructor)) static void mc_fini(void)

@@ -128,7 +128,7 @@ MC_EXPORT void *__cxa_begin_catch(void *exc)
 {
 	struct rec_thread *t = mc_self();
 	MC_REAL(mc_real_cxa_begin_catch, "__cxa_begin_catch");
-	if (t && mc_thread_of(t)->in_exception) {
+	if (t && mc_in_exception(t)) {
 		/* the catching frame's stack pointer: frames below it were unwound */
 		uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 16;
 		mc_unwind_to(t, sp);

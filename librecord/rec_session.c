@@ -155,6 +155,8 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 		goto off;
 	pthread_atfork(rec_atfork_prepare, rec_atfork_parent, rec_atfork_child);
 	rec_install_signal_handlers();
+	if (fe->started)
+		fe->started();
 	__atomic_store_n(&rec_sess.state, REC_SESSION_ACTIVE, __ATOMIC_RELEASE);
 	rec_debug("recording %s into %s (%zu x %u bytes per thread)", rec_sess.exe, rec_sess.dir,
 		  (size_t)rec_sess.cfg.chunk_count, (unsigned)rec_sess.cfg.chunk_size);

@@ -41,6 +41,8 @@ struct rec_frontend {
 	size_t thread_size;                /* bytes of front-end state after struct rec_thread */
 	/* optional: called once the environment is parsed, before any thread attaches */
 	void (*configured)(const struct rec_config *cfg);
+	/* optional: called when the session is set up (clock calibrated), before it records */
+	void (*started)(void);
 	/* optional: called in a fork child with the forking thread's new and old state */
 	void (*fork_thread)(struct rec_thread *child, const struct rec_thread *parent);
 };
