@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -30,6 +32,24 @@ struct rec_session rec_sess = {
 };
 
 static pthread_mutex_t rec_start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Why start-up failed: said once, in the single warning a failed start prints. */
+static char rec_why[512];
+
+static void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void rec_fail(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(rec_why, sizeof(rec_why), fmt, ap);
+	va_end(ap);
+	n = strlen(rec_why);
+	if (n > 0 && rec_why[n - 1] == ':')
+		rec_snprintf(rec_why + n, sizeof(rec_why) - n, " %s", strerror(saved));
+}
 
 struct rec_thread *rec_thread_fork_child(struct rec_thread *old);
 
@@ -104,12 +124,12 @@ static int rec_open_dirs(void)
 	char cwd[REC_PATH_MAX];
 
 	if (rec_mkdir_p(rec_sess.cfg.dir) < 0) {
-		rec_warn("cannot create output directory %s:", rec_sess.cfg.dir);
+		rec_fail("cannot create output directory %s:", rec_sess.cfg.dir);
 		return -1;
 	}
 	rec_sess.dirfd = open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rec_sess.dirfd < 0) {
-		rec_warn("cannot open output directory %s:", rec_sess.cfg.dir);
+		rec_fail("cannot open output directory %s:", rec_sess.cfg.dir);
 		return -1;
 	}
 	if (rec_sess.cfg.dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
@@ -117,13 +137,13 @@ static int rec_open_dirs(void)
 	else
 		rec_snprintf(rec_sess.dir, sizeof(rec_sess.dir), "%s/%s", cwd, rec_sess.cfg.dir);
 	if (mkdirat(rec_sess.dirfd, ".flightrec", 0777) < 0 && errno != EEXIST) {
-		rec_warn("cannot create %s/.flightrec:", rec_sess.dir);
+		rec_fail("cannot create %s/.flightrec:", rec_sess.dir);
 		return -1;
 	}
 	rec_sess.ringdirfd = openat(rec_sess.dirfd, ".flightrec",
 				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rec_sess.ringdirfd < 0) {
-		rec_warn("cannot open %s/.flightrec:", rec_sess.dir);
+		rec_fail("cannot open %s/.flightrec:", rec_sess.dir);
 		return -1;
 	}
 	return 0;
@@ -151,8 +171,11 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 	rec_sess.start_ns = rec_clock_ns();
 	if (rec_open_dirs() < 0)
 		goto off;
-	if (rec_sess.sink->open_session && rec_sess.sink->open_session(&rec_sess) < 0)
+	if (rec_sess.sink->open_session && rec_sess.sink->open_session(&rec_sess) < 0) {
+		rec_fail("cannot write the %s trace's metadata in %s", rec_sess.sink->name,
+			 rec_sess.dir);
 		goto off;
+	}
 	pthread_atfork(rec_atfork_prepare, rec_atfork_parent, rec_atfork_child);
 	rec_install_signal_handlers();
 	if (fe->started)
@@ -162,7 +185,8 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 		  (size_t)rec_sess.cfg.chunk_count, (unsigned)rec_sess.cfg.chunk_size);
 	return 0;
 off:
-	rec_warn("%s: recording is off for %s", fe->name, rec_sess.exe);
+	rec_warn("%s: recording is off for %s: %s", fe->name, rec_sess.exe,
+		 rec_why[0] ? rec_why : "set-up failed");
 	if (rec_sess.dirfd >= 0)
 		close(rec_sess.dirfd);
 	if (rec_sess.ringdirfd >= 0)

@@ -76,6 +76,14 @@ void rec_thread_prefault_ahead(struct rec_thread *t)
 	}
 }
 
+/* A thread that cannot get a ring records nothing; say it once per process, not per thread. */
+static uint32_t rec_ring_warned;
+#define rec_ring_warn(...)                                                                  \
+	do {                                                                                \
+		if (!__atomic_exchange_n(&rec_ring_warned, 1, __ATOMIC_RELAXED))            \
+			rec_warn(__VA_ARGS__);                                              \
+	} while (0)
+
 /* Create and pre-fault the ring file; chunks start FREE. */
 static int rec_ring_create(struct rec_thread *t)
 {
@@ -90,16 +98,16 @@ static int rec_ring_create(struct rec_thread *t)
 	fd = openat(rec_sess.ringdirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 	if (fd < 0) {
-		rec_warn("cannot create ring file %s/.flightrec/%s:", rec_sess.dir, name);
+		rec_ring_warn("cannot create ring file %s/.flightrec/%s (threads without a ring record nothing):", rec_sess.dir, name);
 		return -1;
 	}
 	if (ftruncate(fd, (off_t)size) < 0) {
-		rec_warn("cannot size ring file %s:", name);
+		rec_ring_warn("cannot size ring file %s (threads without a ring record nothing):", name);
 		goto fail;
 	}
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
-		rec_warn("cannot map ring file %s:", name);
+		rec_ring_warn("cannot map ring file %s (threads without a ring record nothing):", name);
 		goto fail;
 	}
 	h = m;
@@ -201,7 +209,7 @@ static struct rec_thread *rec_thread_attach(void)
 
 	t = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
-		rec_warn("cannot allocate thread state:");
+		rec_ring_warn("cannot allocate thread state (the thread records nothing):");
 		return NULL;
 	}
 	t->alloc_size = size;

@@ -131,10 +131,8 @@ static int uftrace_open_session(struct rec_session *s)
 	size_t n;
 
 	uftrace_make_sid(s->sid);
-	if (uftrace_write_map() < 0) {
-		rec_warn("cannot write %s/sid-%s.map:", s->dir, s->sid);
-		return -1;
-	}
+	if (uftrace_write_map() < 0)
+		return -1; /* the session says so, once */
 	uftrace_stamp(ts, sizeof(ts), s->start_ns);
 	n = rec_snprintf(line, sizeof(line), "SESS timestamp=%s pid=%d sid=%s exename=\"%s\"\n", ts,
 			 (int)s->pid, s->sid, s->exe);
