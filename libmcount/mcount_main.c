@@ -9,8 +9,12 @@
 #include "librecord/sink_uftrace.h"
 #include "librecord/uftrace_format.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char mc_saved_preload[4096];
 
@@ -51,9 +55,49 @@ struct rec_frontend rec_frontend_self_storage = {
 	.fork_thread = mc_fork_thread,
 };
 
+/* Does the program import one of our hooks? Programs that do not (a shell started by
+ * system(), any tool run from a traced program with LD_PRELOAD inherited) get no session and
+ * write nothing; an instrumented library they load still starts one at its first hook. */
+static int mc_exe_uses_hooks(void)
+{
+	static const char *const hooks[] = { "mcount", "_mcount", "__fentry__",
+					     "__cyg_profile_func_enter" };
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return 1; /* cannot tell: record */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    sh.sh_entsize == 0 || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			for (size_t h = 0; name && h < sizeof(hooks) / sizeof(hooks[0]); h++)
+				found |= strcmp(name, hooks[h]) == 0;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	else
+		found = 1;
+	close(fd);
+	return found;
+}
+
 __attribute__((constructor)) static void mc_init(void)
 {
-	rec_session_ensure();
+	if (mc_exe_uses_hooks())
+		rec_session_ensure();
 }
 
 __attribute__((destructor)) static void mc_fini(void)
