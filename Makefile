@@ -56,15 +56,23 @@ READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
+XRAY_SRCS := $(wildcard xray-rt/*.c)
+XRAY_ASM := $(wildcard xray-rt/*.S)
+XRAY_OBJS := $(XRAY_SRCS:%.c=$(B)/rt/%.o) $(XRAY_ASM:%.S=$(B)/rt/%.o)
+OVNI_SRCS := $(wildcard ovni-rt/*.c)
+OVNI_OBJS := $(OVNI_SRCS:%.c=$(B)/rt/%.o)
+
 LIBRECORD_RT := $(B)/rt/librecord.a
 LIBRECORD_HOST := $(B)/host/librecord.a
 LIBREADERS := $(B)/host/libreaders.a
 LIBMCOUNT := $(B)/lib/flightrec/libmcount.so
 FLIGHTREC := $(B)/bin/flightrec
+LIBXRAY := $(if $(XRAY_SRCS),$(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a)
+LIBOVNI := $(if $(OVNI_SRCS),$(B)/lib/libovni.so.1 $(B)/lib/libovni.so $(B)/include/ovni.h)
 
 RUNTIME_LIBS := -lelf -lpthread -ldl
 
-all: $(LIBMCOUNT) $(FLIGHTREC)
+all: $(LIBMCOUNT) $(LIBXRAY) $(LIBOVNI) $(FLIGHTREC)
 
 $(B)/rt/%.o: %.c config.mk
 	$(call msg,CC,$@)
@@ -110,6 +118,32 @@ $(LIBMCOUNT): $(MC_OBJS) $(LIBRECORD_RT)
 	$(Q)$(CC) -shared -o $@ $(MC_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete -Wl,-z,defs \
 		-Wl,--version-script=libmcount/exports.map
 
+# xray-rt: LD_PRELOAD library, and an archive to link instead of compiler-rt's runtime
+$(B)/lib/flightrec/libxray-rt.so: $(XRAY_OBJS) $(LIBRECORD_RT)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ $(XRAY_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \
+		-Wl,-z,defs -Wl,--version-script=xray-rt/exports.map
+
+$(B)/lib/flightrec/libxray-rt.a: $(XRAY_OBJS) $(REC_RT_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ovni-rt: a drop-in for libovni.so.1 with the original's public header
+$(B)/lib/libovni.so.1: $(OVNI_OBJS) $(LIBRECORD_RT)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ -Wl,-soname,libovni.so.1 $(OVNI_OBJS) $(LIBRECORD_RT) \
+		$(RUNTIME_LIBS) -Wl,-z,defs -Wl,--version-script=ovni-rt/exports.map
+
+$(B)/lib/libovni.so: $(B)/lib/libovni.so.1
+	$(Q)ln -sf libovni.so.1 $@
+
+$(B)/include/ovni.h: ovni-rt/ovni.h
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
 $(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
@@ -133,6 +167,8 @@ install: all
 	$(Q)install -d $(PREFIX)/bin $(PREFIX)/lib/flightrec
 	$(Q)install -m 755 $(FLIGHTREC) $(PREFIX)/bin/flightrec
 	$(Q)install -m 755 $(LIBMCOUNT) $(PREFIX)/lib/flightrec/libmcount.so
+	$(Q)$(if $(XRAY_SRCS),install -m 755 $(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a $(PREFIX)/lib/flightrec/)
+	$(Q)$(if $(OVNI_SRCS),install -d $(PREFIX)/include && install -m 755 $(B)/lib/libovni.so.1 $(PREFIX)/lib/ && ln -sf libovni.so.1 $(PREFIX)/lib/libovni.so && install -m 644 ovni-rt/ovni.h $(PREFIX)/include/ovni.h)
 
 clean:
 	$(Q)rm -rf $(B)
