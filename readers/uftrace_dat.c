@@ -8,11 +8,14 @@
  *     ENTRY with the ARGUMENT feature, EXIT with RETVAL (sized by an argspec callback);
  *   - time never decreases (LOST records carry no time and are exempt);
  *   - the first timed record is not earlier than the task's TASK/FORK line nor its session;
- *   - nesting: an ENTRY opens depth == number of open frames, an EXIT closes the innermost
- *     frame at its own depth and address. A forked child's file may start inside frames its
- *     parent entered (even with EXITs), and after a LOST record the nesting is re-learnt from
- *     the next record; at an exec (a later session of the same pid) the new image starts
- *     with no frames. Unmatched ENTRYs at the end are fine (0.13 accepts them).
+ *   - nesting: an ENTRY opens a frame at most one level above the open ones; an EXIT closes
+ *     the frame open at its own depth, and when that is the innermost frame it has the same
+ *     address. Frames above the one an ENTRY or EXIT lands on were left without an EXIT
+ *     (longjmp, exception unwinding: uftrace 0.13 writes such traces itself) and are dropped;
+ *     such a non-local EXIT may carry the address of setjmp rather than of the frame. A forked child's file may start inside
+ *     frames its parent entered (even with EXITs), and after a LOST record the nesting is
+ *     re-learnt from the next record; at an exec (a later session of the same pid) the new
+ *     image starts with no frames. Unmatched ENTRYs at the end are fine (0.13 accepts them).
  *
  * Invariants: the file source reads through a fixed window (UFR_ITER_WINDOW), so memory is
  * bounded whatever the file size; the depth stack has UFR_MAX_DEPTH entries, the most the
@@ -294,28 +297,33 @@ static int check_nesting(struct ufr_check *ck, const struct ufr_rec *rec, const 
 	}
 
 	if (rec->type == UFR_ENTRY) {
-		if (d != (unsigned)ck->top)
+		if (d > (unsigned)ck->top)
 			return rd_error_set(err, UFR_E_REC_DEPTH, file, (int64_t)rec->offset,
-					    "ENTRY at depth %u, but %d frame%s open (expected depth "
-					    "%d)",
-					    d, ck->top, ck->top == 1 ? " is" : "s are", ck->top);
+					    "ENTRY at depth %u skips a level: %d frame%s open", d,
+					    ck->top, ck->top == 1 ? " is" : "s are");
+		/* d < top: the frames from d up were left without EXIT (longjmp, unwinding) */
 		ck->frame_addr[d] = rec->addr;
 		ck->frame_known[d] = true;
-		ck->top++;
+		ck->top = (int)d + 1;
 		return 0;
 	}
 
-	/* EXIT */
-	if (ck->top == 0 || d != (unsigned)ck->top - 1)
+	/*
+	 * EXIT: it closes the frame open at its depth, and any left above it (longjmp). Only a
+	 * return from the innermost frame must name that frame: a non-local exit may name the
+	 * function it came back through instead (0.13 records setjmp "returning" a second time
+	 * when a longjmp lands there).
+	 */
+	if (d >= (unsigned)ck->top)
 		return rd_error_set(err, UFR_E_REC_DEPTH, file, (int64_t)rec->offset,
-				    "EXIT at depth %u, but the innermost open frame is at depth %d",
-				    d, ck->top - 1);
-	if (ck->frame_known[d] && ck->frame_addr[d] != rec->addr)
+				    "EXIT at depth %u, but no frame is open there (%d open)", d,
+				    ck->top);
+	if (d == (unsigned)ck->top - 1 && ck->frame_known[d] && ck->frame_addr[d] != rec->addr)
 		return rd_error_set(err, UFR_E_REC_DEPTH, file, (int64_t)rec->offset,
 				    "EXIT of 0x%llx at depth %u, but the open ENTRY there is 0x%llx",
 				    (unsigned long long)rec->addr, d,
 				    (unsigned long long)ck->frame_addr[d]);
-	ck->top--;
+	ck->top = (int)d;
 	return 0;
 }
 

@@ -7,8 +7,10 @@
  * (session by time, module by map, .sym by basename, else the ELF file, then DLOP libraries).
  *
  * Check order (the first error is the one reported): info, task.txt, maps in SESS order,
- * taskinfo tids against <tid>.dat files and TASK/FORK lines, then (ufr_verify) .sym files in
- * name order, then each thread's records in taskinfo order.
+ * <tid>.dat files against taskinfo tids and TASK/FORK lines, then (ufr_verify) .sym files in
+ * name order, then each thread's records in taskinfo order. A taskinfo tid without a .dat file
+ * is accepted, as 0.13 does; a .dat file whose tid taskinfo does not list is not (0.13 would
+ * silently ignore its records).
  *
  * Invariants:
  *  - text files are loaded with fixed caps (INFO_MAX, TASK_MAX, MAP_MAX, SYM_MAX);
@@ -70,7 +72,6 @@ static const char *const rule_names[UFR_RULE_MAX] = {
 	[UFR_E_SYM_UNSORTED] = "sym-unsorted",
 	[UFR_E_SYM_NO_END] = "sym-no-end",
 	[UFR_E_DAT_NONE] = "dat-none",
-	[UFR_E_DAT_MISSING] = "dat-missing",
 	[UFR_E_DAT_UNLISTED] = "dat-unlisted",
 	[UFR_E_DAT_NO_TASK] = "dat-no-task",
 	[UFR_E_DAT_TRUNCATED] = "dat-truncated",
@@ -437,15 +438,10 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 			return rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
 		t->dat_size = rd_file_size(t->dat_file);
 		t->task = ufr_find_task(d, t->tid);
+		/* a listed tid without a file is fine: 0.13 skips it (a thread that recorded
+		 * nothing, a process that crashed) */
 		if (t->dat_size > 0)
 			any_data = true;
-		if (t->dat_size < 0) {
-			rd_error_clear(&e);
-			rd_error_set(&e, UFR_E_DAT_MISSING, t->dat_file, -1,
-				     "missing: tid %d is listed in info taskinfo:tids", t->tid);
-			if (note(d, err, &e) < 0)
-				return -1;
-		}
 	}
 	for (size_t i = 0; i < d->nr_dat_names; i++) {
 		int tid = dat_tid(d->dat_names[i]);

@@ -66,7 +66,6 @@ enum ufr_rule {
 	UFR_E_SYM_NO_END,
 	/* <tid>.dat and the records */
 	UFR_E_DAT_NONE, /* no non-empty <tid>.dat at all */
-	UFR_E_DAT_MISSING, /* a taskinfo tid without <tid>.dat */
 	UFR_E_DAT_UNLISTED, /* a <tid>.dat whose tid is not in taskinfo */
 	UFR_E_DAT_NO_TASK, /* a <tid>.dat without TASK or FORK line */
 	UFR_E_DAT_TRUNCATED, /* the last record is cut short */

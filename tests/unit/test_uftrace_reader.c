@@ -956,13 +956,21 @@ static void test_dat_depth(void **state)
 	struct raw_rec r;
 
 	(void)state;
-	/* an EXIT at the wrong depth */
+	/* an EXIT deeper than any open frame */
 	dir = make_trace(sample_files);
 	r = get_rec(dir, "7307.dat", 3); /* square's exit, depth 2 */
 	assert_int_equal(rec_depth(r), 2);
-	r.word = (r.word & ~(0x3ffull << 6)) | 1ull << 6;
+	r.word = (r.word & ~(0x3ffull << 6)) | 3ull << 6;
 	put_rec(dir, "7307.dat", 3, r);
 	expect_error(dir, UFR_E_REC_DEPTH, "7307.dat", 3 * 16);
+	free(dir);
+
+	/* a shallower EXIT is a non-local one (longjmp): the ENTRY after it then skips a level */
+	dir = make_trace(sample_files);
+	r = get_rec(dir, "7307.dat", 3);
+	r.word = (r.word & ~(0x3ffull << 6)) | 1ull << 6;
+	put_rec(dir, "7307.dat", 3, r);
+	expect_error(dir, UFR_E_REC_DEPTH, "7307.dat", 4 * 16);
 	free(dir);
 
 	/* an EXIT whose address is not the open ENTRY's */
@@ -998,6 +1006,80 @@ static void test_dat_depth(void **state)
 	free(dir);
 }
 
+/* run the per-thread rules over records given as {type, depth, addr}; returns the failing index */
+static int check_seq(const unsigned (*seq)[3], size_t n, bool forked)
+{
+	unsigned char buf[64 * 16];
+	struct ufr_check *ck = malloc(sizeof(*ck));
+	struct ufr_check_cfg cfg = { .forked = forked };
+	struct ufr_dat_iter it;
+	struct ufr_rec rec;
+	struct rd_error err;
+	int bad = -1;
+
+	assert_non_null(ck);
+	assert_true(n <= 64);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = 1000 + i, w = rec_word(seq[i][0], 0, 5, seq[i][1], seq[i][2]);
+
+		memcpy(buf + i * 16, &t, 8);
+		memcpy(buf + i * 16 + 8, &w, 8);
+	}
+	rd_error_clear(&err);
+	ufr_check_init(ck, &cfg);
+	ufr_dat_iter_mem(&it, buf, n * 16, "seq.dat", false, 0);
+	while (ufr_dat_next(&it, &rec, &err) > 0) {
+		if (ufr_check_rec(ck, &rec, "seq.dat", &err) < 0) {
+			assert_int_equal(err.rule, UFR_E_REC_DEPTH);
+			bad = (int)(rec.offset / 16);
+			break;
+		}
+	}
+	ufr_check_fini(ck);
+	free(ck);
+	return bad;
+}
+
+static void test_dat_longjmp(void **state)
+{
+	/* a -> b -> c -> d, longjmp back into b: uftrace writes b's EXIT with no EXIT of c, d */
+	static const unsigned ok[][3] = {
+		{ 0, 0, 0xa }, { 0, 1, 0xb }, { 0, 2, 0xc }, { 0, 3, 0xd },
+		{ 1, 1, 0xb }, { 0, 1, 0xe }, { 1, 1, 0xe }, { 1, 0, 0xa },
+	};
+	/* ... or the next ENTRY lands below the abandoned frames */
+	static const unsigned ok2[][3] = {
+		{ 0, 0, 0xa }, { 0, 1, 0xb }, { 0, 2, 0xc }, { 0, 1, 0xe }, { 1, 1, 0xe },
+	};
+	/* uftrace 0.13 with PLT hooks: longjmp lands in _setjmp's caller, recorded as a second
+	 * EXIT of _setjmp (0x5) at its depth, under the abandoned frames */
+	static const unsigned setjmp2[][3] = {
+		{ 0, 0, 0xa }, { 0, 1, 0xb }, { 0, 2, 0x5 }, { 1, 2, 0x5 }, { 0, 2, 0xc },
+		{ 0, 3, 0xd }, { 0, 4, 0x6 }, { 1, 2, 0x5 }, { 0, 2, 0xe }, { 1, 2, 0xe },
+		{ 1, 1, 0xb }, { 1, 0, 0xa },
+	};
+	/* a return from the innermost frame must name it */
+	static const unsigned bad_addr[][3] = {
+		{ 0, 0, 0xa }, { 0, 1, 0xb }, { 0, 2, 0xc }, { 1, 2, 0xb },
+	};
+	/* an ENTRY may not skip a level, an EXIT may not close what is not open */
+	static const unsigned bad_skip[][3] = { { 0, 0, 0xa }, { 0, 2, 0xb } };
+	static const unsigned bad_exit[][3] = { { 0, 0, 0xa }, { 1, 0, 0xa }, { 1, 0, 0xa } };
+	/* a forked child may start with EXITs of its parent's frames */
+	static const unsigned child[][3] = { { 1, 2, 0xc }, { 1, 1, 0xb }, { 0, 1, 0xe },
+					     { 1, 1, 0xe }, { 1, 0, 0xa } };
+
+	(void)state;
+	assert_int_equal(check_seq(ok, 8, false), -1);
+	assert_int_equal(check_seq(ok2, 5, false), -1);
+	assert_int_equal(check_seq(setjmp2, 12, false), -1);
+	assert_int_equal(check_seq(bad_addr, 4, false), 3);
+	assert_int_equal(check_seq(bad_skip, 2, false), 1);
+	assert_int_equal(check_seq(bad_exit, 3, false), 2);
+	assert_int_equal(check_seq(child, 5, true), -1);
+	assert_int_equal(check_seq(child, 5, false), 0);
+}
+
 static void test_dat_lost(void **state)
 {
 	char *dir = make_trace(sample_files);
@@ -1013,7 +1095,7 @@ static void test_dat_lost(void **state)
 	assert_int_equal(c.lost, 7);
 
 	/* without the LOST record, the orphan exit is an error */
-	put_rec(dir, "7307.dat", 2, get_rec(dir, "7307.dat", 1));
+	put_rec(dir, "7307.dat", 2, get_rec(dir, "7307.dat", 3));
 	expect_error(dir, UFR_E_REC_DEPTH, "7307.dat", 2 * 16);
 	free(dir);
 }
@@ -1023,9 +1105,19 @@ static void test_dat_taskinfo_cross(void **state)
 	char *dir;
 
 	(void)state;
+	/* a listed tid without a file is skipped, as uftrace does; no file at all is no data */
 	dir = make_trace(sample_files);
 	remove_file(dir, "7309.dat");
-	expect_error(dir, UFR_E_DAT_MISSING, "7309.dat", -1);
+	{
+		struct ufr_counts c;
+		struct rd_error err;
+
+		assert_int_equal(verify(dir, &err, &c), 0);
+		assert_int_equal(c.records, (sizeof(sample_dat7307) + sizeof(sample_dat7310)) / 16);
+	}
+	remove_file(dir, "7307.dat");
+	remove_file(dir, "7310.dat");
+	expect_error(dir, UFR_E_DAT_NONE, base_name(dir), -1);
 	free(dir);
 
 	dir = make_trace(sample_files);
@@ -1351,6 +1443,7 @@ int main(void)
 		cmocka_unit_test(test_dat_time_backwards),
 		cmocka_unit_test(test_dat_before_task),
 		cmocka_unit_test(test_dat_depth),
+		cmocka_unit_test(test_dat_longjmp),
 		cmocka_unit_test(test_dat_lost),
 		cmocka_unit_test(test_dat_taskinfo_cross),
 		cmocka_unit_test(test_dat_payload_flags),
