@@ -9,8 +9,8 @@
 
 #include "readers/uftrace_reader.h"
 
-/* NULL only when out of memory */
-struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info);
+/* NULL only when out of memory; DIR holds the .dbg files read on first need */
+struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info, const char *dir);
 void ufr_argspecs_free(struct ufr_argspecs *as);
 /* a ufr_args_size_fn; CTX is the struct ufr_thread whose stream is read */
 long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_t avail,

@@ -2,25 +2,32 @@
  * uftrace_args: sizing the argument / return value payloads of ENTRY and EXIT records.
  *
  * Role: a record with the `more` bit carries payload bytes that are not self-describing; their
- * layout comes from the ARG_SPEC info section. Like uftrace 0.13 we build, per function name,
- * the list of specs whose pattern matches it (argspec entries, then retspec, then the
- * auto-args tables when "auto-args:1" is set), merging a later spec of the same kind and index
- * into an earlier one. An ENTRY payload holds the non-retval specs in list order, an EXIT
- * payload the retval ones: integers take their size rounded up to 4 bytes, strings a u16
- * length plus the bytes rounded up so the running total stays a multiple of 4, and the whole
- * payload is padded to 8.
+ * layout comes from the ARG_SPEC info section and, for "auto" arguments, from uftrace's table
+ * of known functions (argauto/retauto) or the debug info it saved (<module>.dbg). Like uftrace
+ * 0.13 we build, per function name, the list of specs:
+ *   1. explicit entries of argspec/retspec whose pattern matches the name, merged in order (a
+ *      later spec of the same kind and index replaces an earlier one, but a pattern match never
+ *      replaces an exact one);
+ *   2. for each kind (arguments, return value) with no explicit spec: the auto spec, when
+ *      "auto-args:1" is set or a matching explicit entry names no spec ("-A malloc"): the
+ *      function's A:/R: line of a .dbg file when the DEBUG_INFO feature is set, else the entry
+ *      of the argauto/retauto table with that name.
+ * An ENTRY payload holds the non-retval specs in list order, an EXIT payload the retval ones:
+ * integers take their size rounded up to 4 bytes, strings a u16 length plus the bytes rounded
+ * up so the running total stays a multiple of 4, and the whole payload is padded to 8.
  *
- * Entry syntax: "<pattern>@<item>,<item>,...;..." where an item is argN, fpargN or retval with
- * an optional "/<fmt>[<bits>]" and "%<location>"; anything else (other trigger actions,
+ * Entry syntax: "<pattern>[@<item>,<item>,...];..." where an item is argN, fpargN or retval
+ * with an optional "/<fmt>[<bits>]" and "%<location>"; anything else (other trigger actions,
  * module names) is not an argument and does not change the layout.
  *
  * Invariants and limits: pattern types follow pattern_type (regex unless plain, glob, simple);
- * module-qualified entries are applied to every module; argument specs derived from DWARF
- * (auto-args with DEBUG_INFO) cannot be sized here and are reported as such. Payload sizes
- * are only ever computed from bytes present in the window.
+ * module-qualified entries are applied to every module; .dbg entries are matched by function
+ * name. Payload sizes are only ever computed from bytes present in the window; .dbg files are
+ * read with a size cap.
  */
 #include "readers/internal.h"
 
+#include <dirent.h>
 #include <fnmatch.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -46,6 +53,19 @@ struct arg_rule {
 	regex_t re;
 	struct arg_item *items;
 	size_t nr;
+	bool auto_arg, auto_ret; /* an entry without specs: use the auto spec of that kind */
+};
+
+struct rule_list {
+	struct arg_rule *rules;
+	size_t nr;
+};
+
+/* a function's specs from a .dbg file (F: <addr> <name>, A: @<specs>, R: @<specs>) */
+struct dbg_entry {
+	char *name;
+	struct arg_item *items; /* arguments and return value */
+	size_t nr;
 };
 
 #define CACHE_SLOTS 256
@@ -57,9 +77,15 @@ struct cache_slot {
 };
 
 struct ufr_argspecs {
-	struct arg_rule *rules;
-	size_t nr;
-	bool unsupported; /* DWARF-derived auto args */
+	struct rule_list explicit_rules; /* argspec, retspec */
+	struct rule_list table; /* argauto, retauto */
+	bool auto_all; /* "auto-args:1": every function gets its auto specs */
+	bool use_dbg; /* DEBUG_INFO: .dbg files come first */
+	bool lp64;
+	char *dir;
+	bool dbg_loaded;
+	struct dbg_entry *dbg; /* sorted by name */
+	size_t nr_dbg;
 	struct cache_slot cache[CACHE_SLOTS];
 };
 
@@ -185,9 +211,10 @@ static int merge_item(struct arg_item **items, size_t *nr, const struct arg_item
 
 /*
  * Rules from one spec string. WANT_RET: the retspec pass keeps only retval items, the argspec
- * pass only the others (uftrace ignores actions of the other kind in each pass).
+ * pass only the others (uftrace ignores actions of the other kind in each pass). An entry
+ * left without items asks for the auto spec of that kind (not in the auto table itself).
  */
-static int add_rules(struct ufr_argspecs *as, const char *spec, bool want_ret,
+static int add_rules(struct rule_list *list, const char *spec, bool want_ret, bool is_table,
 		     enum patt_type ptype, bool lp64)
 {
 	char *copy, *save = NULL, *entry;
@@ -203,25 +230,28 @@ static int add_rules(struct ufr_argspecs *as, const char *spec, bool want_ret,
 		struct arg_rule r;
 		struct arg_rule *n;
 
-		if (at == NULL)
-			continue;
-		*at = '\0';
 		memset(&r, 0, sizeof(r));
-		for (item = strtok_r(at + 1, ",", &isave); item; item = strtok_r(NULL, ",", &isave)) {
-			struct arg_item a;
+		if (at != NULL) {
+			*at = '\0';
+			for (item = strtok_r(at + 1, ",", &isave); item;
+			     item = strtok_r(NULL, ",", &isave)) {
+				struct arg_item a;
 
-			if (!parse_item(item, lp64, &a) || a.retval != want_ret)
-				continue;
-			if (merge_item(&r.items, &r.nr, &a) < 0) {
-				free(r.items);
-				free(copy);
-				return -1;
+				if (!parse_item(item, lp64, &a) || a.retval != want_ret)
+					continue;
+				if (merge_item(&r.items, &r.nr, &a) < 0) {
+					free(r.items);
+					free(copy);
+					return -1;
+				}
 			}
 		}
-		if (r.nr == 0) {
+		if (*entry == '\0' || (r.nr == 0 && is_table)) {
 			free(r.items);
 			continue;
 		}
+		r.auto_arg = r.nr == 0 && !want_ret;
+		r.auto_ret = r.nr == 0 && want_ret;
 		r.patt = strdup(entry);
 		r.type = strpbrk(entry, ".?*+-^$|()[]{}") == NULL ? PATT_SIMPLE : ptype;
 		if (r.type == PATT_REGEX && (!strncmp(entry, "operator ", 9) ||
@@ -229,10 +259,10 @@ static int add_rules(struct ufr_argspecs *as, const char *spec, bool want_ret,
 			r.type = PATT_SIMPLE;
 		for (size_t i = 0; i < r.nr; i++)
 			r.items[i].exact = r.type == PATT_SIMPLE;
-		n = realloc(as->rules, (as->nr + 1) * sizeof(*n));
+		n = realloc(list->rules, (list->nr + 1) * sizeof(*n));
 		if (n == NULL || r.patt == NULL) {
 			if (n != NULL)
-				as->rules = n;
+				list->rules = n;
 			if (r.type == PATT_REGEX)
 				regfree(&r.re);
 			free(r.patt);
@@ -240,36 +270,49 @@ static int add_rules(struct ufr_argspecs *as, const char *spec, bool want_ret,
 			free(copy);
 			return -1;
 		}
-		as->rules = n;
-		as->rules[as->nr++] = r;
+		list->rules = n;
+		list->rules[list->nr++] = r;
 	}
 	free(copy);
 	return 0;
+}
+
+static void rules_free(struct rule_list *list)
+{
+	for (size_t i = 0; i < list->nr; i++) {
+		if (list->rules[i].type == PATT_REGEX)
+			regfree(&list->rules[i].re);
+		free(list->rules[i].patt);
+		free(list->rules[i].items);
+	}
+	free(list->rules);
+	list->rules = NULL;
+	list->nr = 0;
 }
 
 void ufr_argspecs_free(struct ufr_argspecs *as)
 {
 	if (as == NULL)
 		return;
-	for (size_t i = 0; i < as->nr; i++) {
-		if (as->rules[i].type == PATT_REGEX)
-			regfree(&as->rules[i].re);
-		free(as->rules[i].patt);
-		free(as->rules[i].items);
+	rules_free(&as->explicit_rules);
+	rules_free(&as->table);
+	for (size_t i = 0; i < as->nr_dbg; i++) {
+		free(as->dbg[i].name);
+		free(as->dbg[i].items);
 	}
-	free(as->rules);
+	free(as->dbg);
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		free(as->cache[i].name);
 		free(as->cache[i].items);
 	}
+	free(as->dir);
 	free(as);
 }
 
-struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info)
+struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info, const char *dir)
 {
 	struct ufr_argspecs *as;
 	enum patt_type ptype = PATT_REGEX;
-	bool lp64 = info->hdr.elf_class == 2;
 	int ret = 0;
 
 	if (info->pattern_type && !strcmp(info->pattern_type, "glob"))
@@ -279,17 +322,18 @@ struct ufr_argspecs *ufr_argspecs_build(const struct ufr_info *info)
 	as = calloc(1, sizeof(*as));
 	if (as == NULL)
 		return NULL;
-	ret |= add_rules(as, info->argspec, false, ptype, lp64);
-	ret |= add_rules(as, info->retspec, true, ptype, lp64);
+	as->lp64 = info->hdr.elf_class == 2;
+	as->auto_all = info->auto_args;
+	as->use_dbg = info->hdr.feat_mask & UFR_FEAT_DEBUG_INFO;
+	as->dir = strdup(dir);
+	ret |= as->dir == NULL;
+	ret |= add_rules(&as->explicit_rules, info->argspec, false, false, ptype, as->lp64);
+	ret |= add_rules(&as->explicit_rules, info->retspec, true, false, ptype, as->lp64);
 	/* old data has no separate retspec */
 	if (info->argspec && strstr(info->argspec, "retval"))
-		ret |= add_rules(as, info->argspec, true, ptype, lp64);
-	if (info->auto_args) {
-		if (info->hdr.feat_mask & UFR_FEAT_DEBUG_INFO)
-			as->unsupported = true;
-		ret |= add_rules(as, info->argauto, false, ptype, lp64);
-		ret |= add_rules(as, info->retauto, true, ptype, lp64);
-	}
+		ret |= add_rules(&as->explicit_rules, info->argspec, true, false, ptype, as->lp64);
+	ret |= add_rules(&as->table, info->argauto, false, true, PATT_SIMPLE, as->lp64);
+	ret |= add_rules(&as->table, info->retauto, true, true, PATT_SIMPLE, as->lp64);
 	if (ret != 0) {
 		ufr_argspecs_free(as);
 		return NULL;
@@ -319,27 +363,177 @@ static unsigned name_hash(const char *s)
 	return h % CACHE_SLOTS;
 }
 
+/* ---- .dbg files ---- */
+
+#define DBG_MAX (64u << 20)
+
+static int dbg_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dbg_entry *)a)->name, ((const struct dbg_entry *)b)->name);
+}
+
+/* the A:/R: specs "@<item>,..." of one .dbg line */
+static int dbg_add_items(struct ufr_argspecs *as, struct dbg_entry *e, const char *p, size_t n,
+			 bool want_ret)
+{
+	char *copy = rd_strndup(p, n), *save = NULL, *item;
+	int ret = 0;
+
+	if (copy == NULL)
+		return -1;
+	for (item = strtok_r(copy[0] == '@' ? copy + 1 : copy, ",", &save); item && ret == 0;
+	     item = strtok_r(NULL, ",", &save)) {
+		struct arg_item a;
+
+		if (parse_item(item, as->lp64, &a) && a.retval == want_ret)
+			ret = merge_item(&e->items, &e->nr, &a);
+	}
+	free(copy);
+	return ret;
+}
+
+static int dbg_load_file(struct ufr_argspecs *as, const char *path, size_t *cap)
+{
+	struct rd_error err;
+	struct rd_buf buf;
+	struct rd_lines it;
+	struct rd_line line;
+	struct dbg_entry *cur = NULL;
+	int ret = 0;
+
+	rd_error_clear(&err);
+	if (rd_load_file(path, DBG_MAX, &buf, 1, 1, &err) < 0)
+		return 0; /* unreadable debug info: functions fall back to the auto table */
+	rd_lines_init(&it, buf.data, buf.len, 0);
+	while (ret == 0 && rd_lines_next(&it, &line)) {
+		if (line.len > 3 && !memcmp(line.p, "F: ", 3)) {
+			const char *name = memchr(line.p + 3, ' ', line.len - 3);
+
+			cur = NULL;
+			if (name == NULL || name + 1 >= line.p + line.len)
+				continue;
+			name++;
+			if (as->nr_dbg == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 64;
+				struct dbg_entry *n = realloc(as->dbg, ncap * sizeof(*n));
+
+				if (n == NULL) {
+					ret = -1;
+					break;
+				}
+				as->dbg = n;
+				*cap = ncap;
+			}
+			cur = &as->dbg[as->nr_dbg];
+			memset(cur, 0, sizeof(*cur));
+			cur->name = rd_strndup(name, (size_t)(line.p + line.len - name));
+			if (cur->name == NULL) {
+				ret = -1;
+				break;
+			}
+			as->nr_dbg++;
+		} else if (cur != NULL && line.len > 3 &&
+			   (!memcmp(line.p, "A: ", 3) || !memcmp(line.p, "R: ", 3))) {
+			ret = dbg_add_items(as, cur, line.p + 3, line.len - 3, line.p[0] == 'R');
+		}
+	}
+	rd_buf_free(&buf);
+	return ret;
+}
+
+/* every *.dbg of the directory, once */
+static void dbg_load(struct ufr_argspecs *as)
+{
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *dp;
+
+	as->dbg_loaded = true;
+	dp = opendir(as->dir);
+	if (dp == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		size_t n = strlen(de->d_name);
+		char *path;
+
+		if (n <= 4 || strcmp(de->d_name + n - 4, ".dbg") != 0)
+			continue;
+		path = rd_path_join(as->dir, de->d_name);
+		if (path == NULL || dbg_load_file(as, path, &cap) < 0) {
+			free(path);
+			break;
+		}
+		free(path);
+	}
+	closedir(dp);
+	qsort(as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp);
+}
+
+/* append the auto specs of kind WANT_RET for NAME: its .dbg line, else the auto table */
+static int add_auto(struct ufr_argspecs *as, const char *name, bool want_ret,
+		    struct arg_item **items, size_t *n)
+{
+	bool found = false;
+
+	if (as->use_dbg) {
+		struct dbg_entry key = { .name = (char *)name }, *e;
+
+		if (!as->dbg_loaded)
+			dbg_load(as);
+		e = bsearch(&key, as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp);
+		for (size_t i = 0; e != NULL && i < e->nr; i++) {
+			if (e->items[i].retval != want_ret)
+				continue;
+			found = true;
+			if (merge_item(items, n, &e->items[i]) < 0)
+				return -1;
+		}
+	}
+	for (size_t r = 0; !found && r < as->table.nr; r++) {
+		const struct arg_rule *rule = &as->table.rules[r];
+
+		if (!rule_matches(rule, name))
+			continue;
+		for (size_t i = 0; i < rule->nr; i++)
+			if (rule->items[i].retval == want_ret &&
+			    merge_item(items, n, &rule->items[i]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* the merged spec list of NAME (cached); NULL with *NR = 0 when nothing matches */
 static const struct arg_item *specs_for(struct ufr_argspecs *as, const char *name, size_t *nr)
 {
 	struct cache_slot *slot = &as->cache[name_hash(name)];
 	struct arg_item *items = NULL;
+	bool has_arg = false, has_ret = false;
+	bool auto_arg = as->auto_all, auto_ret = as->auto_all;
 	size_t n = 0;
 
 	if (slot->name != NULL && !strcmp(slot->name, name)) {
 		*nr = slot->nr;
 		return slot->items;
 	}
-	for (size_t i = 0; i < as->nr; i++) {
-		if (!rule_matches(&as->rules[i], name))
+	for (size_t i = 0; i < as->explicit_rules.nr; i++) {
+		const struct arg_rule *r = &as->explicit_rules.rules[i];
+
+		if (!rule_matches(r, name))
 			continue;
-		for (size_t j = 0; j < as->rules[i].nr; j++)
-			if (merge_item(&items, &n, &as->rules[i].items[j]) < 0) {
-				free(items);
-				*nr = 0;
-				return NULL;
-			}
+		auto_arg |= r->auto_arg;
+		auto_ret |= r->auto_ret;
+		for (size_t j = 0; j < r->nr; j++) {
+			has_arg |= !r->items[j].retval;
+			has_ret |= r->items[j].retval;
+			if (merge_item(&items, &n, &r->items[j]) < 0)
+				goto oom;
+		}
 	}
+	/* explicit specs of a kind win over the auto ones of that kind */
+	if ((auto_arg && !has_arg && add_auto(as, name, false, &items, &n) < 0) ||
+	    (auto_ret && !has_ret && add_auto(as, name, true, &items, &n) < 0))
+		goto oom;
+
 	free(slot->name);
 	free(slot->items);
 	slot->name = strdup(name);
@@ -347,6 +541,10 @@ static const struct arg_item *specs_for(struct ufr_argspecs *as, const char *nam
 	slot->nr = slot->name ? n : 0;
 	*nr = slot->nr;
 	return slot->items;
+oom:
+	free(items);
+	*nr = 0;
+	return NULL;
 }
 
 long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_t avail,
@@ -362,10 +560,6 @@ long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_
 	bool matched = false;
 	bool big = d->info.hdr.endian == 2;
 
-	if (as->unsupported)
-		return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
-				    "arguments described by debug info (auto-args with DEBUG_INFO) "
-				    "cannot be sized by this reader");
 	name = ufr_symbolize(d, t, rec->time, rec->addr);
 	if (name == NULL)
 		return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,

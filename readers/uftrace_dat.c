@@ -7,7 +7,8 @@
  *   - the payload bit only where a payload can be: EVENT (u16 length + data, padded to 8),
  *     ENTRY with the ARGUMENT feature, EXIT with RETVAL (sized by an argspec callback);
  *   - time never decreases (LOST records carry no time and are exempt);
- *   - the first timed record is not earlier than the task's TASK/FORK line nor its session;
+ *   - the first timed record is not earlier than its session (a forked child's is its
+ *     parent's) nor, for a thread, than its TASK line;
  *   - nesting: an ENTRY opens a frame at most one level above the open ones; an EXIT closes
  *     the frame open at its own depth, and when that is the innermost frame it has the same
  *     address. Frames above the one an ENTRY or EXIT lands on were left without an EXIT

@@ -541,7 +541,7 @@ int ufr_open(const char *dir, int flags, struct ufr_data **out, struct rd_error 
 		d->info_ok = true;
 	}
 	if (d->info.hdr.info_mask & (1u << UFR_INFO_ARG_SPEC)) {
-		d->argspecs = ufr_argspecs_build(&d->info);
+		d->argspecs = ufr_argspecs_build(&d->info, dir);
 		if (d->argspecs == NULL) {
 			rd_error_set(err, UFR_E_IO, d->info_file, -1, "out of memory");
 			goto fail;
@@ -655,9 +655,14 @@ void ufr_thread_check_init(struct ufr_data *d, const struct ufr_thread *t, struc
 		return;
 	}
 	cfg.forked = task->forked;
-	cfg.has_task_time = true;
+	/*
+	 * A thread's records start after its TASK line. A forked child's may not start after
+	 * its FORK line: it can write frames its parent entered before the fork (with -e, say),
+	 * and 0.13 resolves those through the parent's session, which is checked below.
+	 */
+	cfg.has_task_time = !task->forked;
 	cfg.task_time = task->first->time;
-	cfg.task_what = task->forked ? "FORK" : "TASK";
+	cfg.task_what = "TASK";
 
 	/* the earliest session reachable through the parent / leader chain */
 	for (size_t hops = 0; task != NULL && hops <= d->nr_task; hops++) {

@@ -292,9 +292,9 @@ void ufr_dat_iter_close(struct ufr_dat_iter *it);
 /* per-thread rules over a record stream */
 struct ufr_check_cfg {
 	bool forked; /* a forked child: its file may start inside frames entered by the parent */
-	bool has_task_time; /* TASK / FORK line time: the first record may not precede it */
+	bool has_task_time; /* TASK line time: the first record may not precede it */
 	uint64_t task_time;
-	const char *task_what; /* "TASK" or "FORK" */
+	const char *task_what; /* the line named in the message ("TASK") */
 	bool has_sess_time; /* earliest session this task can use */
 	uint64_t sess_time;
 	const uint64_t *resets; /* exec: sorted times at which a new image starts with no frames */
@@ -402,7 +402,7 @@ void ufr_close(struct ufr_data *d);
 
 struct ufr_task *ufr_find_task(struct ufr_data *d, int tid);
 
-/* CK set up for thread T: forked or not, TASK/FORK and session times, exec resets */
+/* CK set up for thread T: forked or not, TASK line and session times, exec resets */
 void ufr_thread_check_init(struct ufr_data *d, const struct ufr_thread *t, struct ufr_check *ck);
 
 /* open T's record stream with everything needed to size payloads */

@@ -950,6 +950,24 @@ static void test_dat_before_task(void **state)
 	free(dir);
 }
 
+static void test_dat_fork_time(void **state)
+{
+	char *dir = make_trace(sample_files);
+	struct raw_rec r = get_rec(dir, "7310.dat", 0);
+	struct rd_error err;
+
+	(void)state;
+	/* a forked child may write frames entered before its FORK line (uftrace -e does) */
+	r.time = task_time(sample_task, "FORK") - 1000;
+	put_rec(dir, "7310.dat", 0, r);
+	assert_int_equal(verify(dir, &err, NULL), 0);
+	/* but not before its parent's session */
+	r.time = task_time(sample_task, "SESS") - 1;
+	put_rec(dir, "7310.dat", 0, r);
+	expect_error(dir, UFR_E_REC_EARLY, "7310.dat", 0);
+	free(dir);
+}
+
 static void test_dat_depth(void **state)
 {
 	char *dir;
@@ -1203,6 +1221,75 @@ static void test_dat_arguments(void **state)
 	free(dir);
 }
 
+/* minimal sample where leaf's ENTRY carries PAYLOAD; FEAT_HI is or'ed into feat_mask byte 17 */
+static char *auto_args_trace(const char *spec, unsigned char feat_hi, const void *payload,
+			     size_t plen)
+{
+	unsigned char dat[sizeof(minimal_dat4242) + 64];
+	unsigned char hdr[40];
+	size_t n = 0;
+	char *dir = make_trace(minimal_files);
+
+	memcpy(hdr, minimal_info_hdr, 40);
+	hdr[16] |= 0x08; /* ARGUMENT */
+	hdr[17] |= feat_hi;
+	hdr[25] |= 0x04; /* ARG_SPEC */
+	patch(dir, "info", 0, hdr, 40);
+	replace_text(dir, "info", "taskinfo:tids=4242\n", spec);
+	for (size_t i = 0; i < sizeof(minimal_dat4242) / 16; i++) {
+		struct raw_rec r;
+
+		memcpy(&r, minimal_dat4242 + i * 16, 16);
+		if (i == 2)
+			r.word |= 1u << 2;
+		memcpy(dat + n, &r, 16);
+		n += 16;
+		if (i == 2) {
+			memcpy(dat + n, payload, plen);
+			n += plen;
+		}
+	}
+	write_file(dir, "4242.dat", dat, n, "", 0);
+	return dir;
+}
+
+static void test_dat_auto_arguments(void **state)
+{
+	/* "-A leaf" without a spec: leaf's entry of the auto table (a string) */
+	static const char spec[] = "taskinfo:tids=4242\n"
+				   "argspec:lines=2\n"
+				   "argspec:leaf\n"
+				   "argauto:mid@arg1;leaf@arg1/s\n";
+	static const char dbg[] = "# path name: /opt/example/prog\n"
+				  "F: 1260 leaf\n"
+				  "L: 3 prog.c\n"
+				  "A: @arg1,arg2\n"
+				  "R: @retval\n";
+	static const unsigned char two_longs[16] = { 1, 0, 0, 0, 0, 0, 0, 0, 2 };
+	struct rd_error err;
+	char *dir;
+
+	(void)state;
+	dir = auto_args_trace(spec, 0, "\x03\x00" "abc" "\x00\x00\x00", 8);
+	assert_int_equal(verify(dir, &err, NULL), 0);
+	free(dir);
+
+	/* with DEBUG_INFO the .dbg line comes first: two integers */
+	dir = auto_args_trace(spec, 0x04, two_longs, 16);
+	write_file(dir, "prog.dbg", dbg, sizeof(dbg) - 1, "", 0);
+	assert_int_equal(verify(dir, &err, NULL), 0);
+	/* the same payload read with the table's layout ends up misaligned */
+	remove_file(dir, "prog.dbg");
+	assert_int_equal(verify(dir, &err, NULL), -1);
+	free(dir);
+
+	/* no auto request, no explicit spec for leaf: uftrace cannot read the payload */
+	dir = auto_args_trace("taskinfo:tids=4242\nargspec:lines=1\nargauto:leaf@arg1/s\n", 0,
+			      "\x03\x00" "abc" "\x00\x00\x00", 8);
+	expect_error(dir, UFR_E_REC_PAYLOAD, "4242.dat", 32);
+	free(dir);
+}
+
 /* ---- in-memory API ---- */
 
 static void test_mem_event_payload(void **state)
@@ -1442,12 +1529,14 @@ int main(void)
 		cmocka_unit_test(test_dat_record_magic),
 		cmocka_unit_test(test_dat_time_backwards),
 		cmocka_unit_test(test_dat_before_task),
+		cmocka_unit_test(test_dat_fork_time),
 		cmocka_unit_test(test_dat_depth),
 		cmocka_unit_test(test_dat_longjmp),
 		cmocka_unit_test(test_dat_lost),
 		cmocka_unit_test(test_dat_taskinfo_cross),
 		cmocka_unit_test(test_dat_payload_flags),
 		cmocka_unit_test(test_dat_arguments),
+		cmocka_unit_test(test_dat_auto_arguments),
 		cmocka_unit_test(test_mem_event_payload),
 		cmocka_unit_test(test_rtstats),
 		cmocka_unit_test(test_fuzz_parsers),
