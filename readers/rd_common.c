@@ -345,3 +345,9 @@ bool rd_is_hex_string(const char *p, size_t len)
 			return false;
 	return len > 0;
 }
+
+void rd_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

@@ -106,4 +106,7 @@ size_t rd_scan_rest(struct rd_scan *s, const char **start);
 
 bool rd_is_hex_string(const char *p, size_t len);
 
+/* qsort that also takes an empty array, which may be NULL (qsort's may not) */
+void rd_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif /* FLIGHTREC_RD_COMMON_H */

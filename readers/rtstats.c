@@ -196,7 +196,7 @@ int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err)
 		rts_free(set);
 		return -1;
 	}
-	qsort(set->procs, set->nr, sizeof(*set->procs), proc_cmp);
+	rd_sort(set->procs, set->nr, sizeof(*set->procs), proc_cmp);
 	return 0;
 }
 

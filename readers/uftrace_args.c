@@ -466,7 +466,7 @@ static void dbg_load(struct ufr_argspecs *as)
 		free(path);
 	}
 	closedir(dp);
-	qsort(as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp);
+	rd_sort(as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp);
 }
 
 /* append the auto specs of kind WANT_RET for NAME: its .dbg line, else the auto table */
@@ -480,7 +480,8 @@ static int add_auto(struct ufr_argspecs *as, const char *name, bool want_ret,
 
 		if (!as->dbg_loaded)
 			dbg_load(as);
-		e = bsearch(&key, as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp);
+		e = as->nr_dbg ? bsearch(&key, as->dbg, as->nr_dbg, sizeof(*as->dbg), dbg_cmp)
+			       : NULL;
 		for (size_t i = 0; e != NULL && i < e->nr; i++) {
 			if (e->items[i].retval != want_ret)
 				continue;

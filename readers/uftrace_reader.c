@@ -412,8 +412,8 @@ static int list_dir(struct ufr_data *d, struct rd_error *err)
 		}
 	}
 	closedir(dir);
-	qsort(d->dat_names, d->nr_dat_names, sizeof(char *), dat_name_cmp);
-	qsort(d->sym_names, d->nr_sym_names, sizeof(char *), str_cmp);
+	rd_sort(d->dat_names, d->nr_dat_names, sizeof(char *), dat_name_cmp);
+	rd_sort(d->sym_names, d->nr_sym_names, sizeof(char *), str_cmp);
 	return 0;
 }
 

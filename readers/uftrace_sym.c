@@ -314,7 +314,7 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 		if (!lenient)
 			goto fail;
 	}
-	qsort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
+	rd_sort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
 	return ret;
 
 fail:
@@ -435,7 +435,7 @@ int ufr_sym_load_elf(const char *path, bool rel, struct ufr_symtab *tab)
 			     strlen(name)) < 0)
 			goto out;
 	}
-	qsort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
+	rd_sort(tab->syms, tab->nr, sizeof(*tab->syms), sym_cmp);
 	/* sizeless symbols (hand-written assembly) reach the next one */
 	for (size_t i = 0; i + 1 < tab->nr; i++)
 		if (tab->syms[i].size == 0)
