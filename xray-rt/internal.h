@@ -1,0 +1,129 @@
+/*
+ * xray-rt internal state: the sled table, the per-thread shadow stack and the entry points
+ * shared by the trampolines (xray_trampoline.S), the leaf fast paths (xray_fast.c), the
+ * complete hooks (xray_hooks.c) and the wrappers (xray_wrap.c).
+ *
+ * The shadow stack: every recorded entry pushes {slot, fid}, where `slot` is the address of
+ * the function's return address on the stack. Slots order frames (the stack grows down: a
+ * live caller's slot is always above its callees'), which is how an exit finds its frame and
+ * how frames skipped by longjmp or an exception are found and given their exits. Only frames
+ * whose entry record was written are pushed, and an exit record is written only for a frame
+ * on the stack, so every thread's stream in the log is balanced the way llvm-xray wants it:
+ * no exit without its entry, and (once exits owed to dropped records are paid) every exit in
+ * the order the entries were made.
+ */
+#ifndef XRAY_RT_INTERNAL_H
+#define XRAY_RT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+#include "xray-rt/fdr_encode.h"
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
+
+struct xr_frame {
+	uintptr_t slot;  /* address of the function's return address */
+	uint32_t fid;    /* function id written in its entry record */
+	uint32_t owed;   /* its exit record could not be written yet (dropped): pay it first */
+};
+
+struct xr_thread {
+	uint64_t last_tsc;        /* TSC of the last timestamped record of this thread's stream */
+	uint32_t cpu;             /* CPU named by the stream's last NewCPUId, + 1; 0: none yet,
+				   * so the next record starts with a NewCPUId (new chunk, start) */
+	uint32_t depth;           /* frames on stack[] */
+	struct xr_frame stack[];  /* xr_max_stack entries */
+};
+
+/* deepest shadow stack (FLIGHTREC_MAX_STACK, default XR_DEFAULT_MAX_STACK) */
+#define XR_DEFAULT_MAX_STACK 16384u
+extern uint32_t xr_max_stack;
+/* %fs-relative offset of a 32-bit CPU number: rseq's cpu_id, or a constant 0 without rseq */
+extern long xr_cpu_off;
+
+/* rec_thread.fe_hold: exits are owed at the top of the stack; every hook takes the complete
+ * path until they are written */
+#define xr_hold(t) ((t)->fe_hold)
+
+static inline struct xr_thread *xr_thread_of(struct rec_thread *t)
+{
+	return (struct xr_thread *)rec_thread_fe(t);
+}
+
+static inline uint32_t xr_cpu_now(void)
+{
+	uint32_t cpu;
+	__asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(xr_cpu_off));
+	return cpu;
+}
+
+static inline uint64_t xr_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/*
+ * Write the time reference a record at `tsc` on `cpu` needs before it, if any: a NewCPUId when
+ * the CPU changed (or the stream has none yet), a TSCWrap when the delta from the previous
+ * record does not fit in 31 bits or went backwards. Returns where the record goes; *delta is
+ * its delta. The caller made room for 16 more bytes than the record.
+ */
+static inline uint8_t *xr_put_time(struct xr_thread *xt, uint8_t *p, uint64_t tsc, uint32_t cpu1,
+				   uint32_t *delta)
+{
+	uint64_t d = tsc - xt->last_tsc;
+
+	if (__builtin_expect(cpu1 != xt->cpu, 0)) {
+		fdr_put_new_cpu(p, (uint16_t)(cpu1 - 1), tsc);
+		xt->cpu = cpu1;
+		p += FDR_META_SIZE;
+		d = 0;
+	} else if (__builtin_expect(d > FDR_DELTA_MAX, 0)) {
+		fdr_put_tsc_wrap(p, tsc);
+		p += FDR_META_SIZE;
+		d = 0;
+	}
+	xt->last_tsc = tsc;
+	*delta = (uint32_t)d;
+	return p;
+}
+
+/* trampolines (xray_trampoline.S); addresses the sleds are patched to call or jump to */
+void xray_tramp_entry(void);
+void xray_tramp_exit(void);
+void xray_tramp_tail(void);
+void xray_tramp_args(void);
+void xray_tramp_custom(void);
+
+/* leaf fast paths (xray_fast.c): 0 when recorded, 1 when the complete hook must run */
+int xray_entry_fast(uint32_t fid, uintptr_t slot);
+int xray_exit_fast(uint32_t fid, uintptr_t slot, uint32_t type);
+
+/* complete hooks (xray_hooks.c) */
+void xray_entry_hook(uint32_t fid, uintptr_t slot, uint32_t type, uint64_t arg);
+void xray_exit_hook(uint32_t fid, uintptr_t slot, uint32_t type);
+void xray_custom_hook(const void *data, size_t size);
+
+/* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
+ * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */
+void xr_unwind_to(uintptr_t sp);
+
+/* sled table and patching (xray_patch.c) */
+int xr_patch_all(void);
+int xr_unpatch_all(void);
+extern uint32_t xr_patched; /* sleds currently patched */
+
+/* the sink (sink_xray.c) */
+extern const struct rec_sink rec_sink_xray;
+/* XRAY_OPTIONS' xray_logfile_base resolved against the start-up cwd, or "" (sink_xray.c) */
+extern char xr_logfile_base[REC_PATH_MAX];
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * xray_main: xray-rt's front end description, start-up and shut-down, XRAY_OPTIONS, and the
+ * few compiler-rt XRay API entry points a program written for compiler-rt may call.
+ *
+ * Start-up (constructor): when the executable has an `xray_instr_map` (else this is some
+ * other program that inherited LD_PRELOAD: nothing is started, nothing written), start the
+ * session, then patch every sled. Preloaded, the constructor runs before the program's own
+ * constructors; linked statically (libxray-rt.a) it runs first among the program's (priority
+ * 101). Shut-down (destructor, or the _exit/exec wrappers, or a fatal signal): the calling
+ * thread's open frames get their exits, then the session writes the log.
+ *
+ * Where the log goes: <FLIGHTREC_DIR>/xray-log.<program>.<suffix> (FLIGHTREC_DIR defaults to
+ * the current directory, as compiler-rt writes there), or <xray_logfile_base><program>.<suffix>
+ * when XRAY_OPTIONS gives a base; the rings and the runtime's stats then go to FLIGHTREC_DIR,
+ * or to the base's directory when FLIGHTREC_DIR is not set.
+ */
+#include "xray-rt/internal.h"
+#include "xray-rt/xray_map.h"
+#include "librecord/rec_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XR_EXPORT __attribute__((visibility("default")))
+
+/* %fs-relative fallback for xr_cpu_off when rseq is not there: always CPU 0 */
+static __thread uint32_t xr_no_rseq_cpu __attribute__((tls_model("initial-exec")));
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+int xr_has_map(void);
+
+/* Copy the value of `key` in XRAY_OPTIONS-style flags ("k=v k2='v 2',k3=v3:...") into out. */
+static int xr_flag(const char *flags, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = flags;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == ',' || *p == ':' || *p == '\t' || *p == '\n')
+			p++;
+		const char *name = p;
+		while (*p && *p != '=' && *p != ' ' && *p != ',' && *p != ':')
+			p++;
+		size_t nlen = (size_t)(p - name);
+		if (*p != '=')
+			continue;
+		p++;
+		char quote = (*p == '"' || *p == '\'') ? *p++ : 0;
+		const char *val = p;
+		while (*p && (quote ? *p != quote : (*p != ' ' && *p != ',' && *p != ':')))
+			p++;
+		size_t vlen = (size_t)(p - val);
+		if (quote && *p)
+			p++;
+		if (nlen == klen && strncmp(name, key, klen) == 0) {
+			if (vlen >= size)
+				return -1;
+			memcpy(out, val, vlen);
+			out[vlen] = '\0';
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void xr_configured(const struct rec_config *cfg)
+{
+	const char *opts = getenv("XRAY_OPTIONS"), *stack = getenv("FLIGHTREC_MAX_STACK");
+	char base[REC_PATH_MAX], cwd[REC_PATH_MAX];
+
+	xr_max_stack = stack && *stack ? cfg->max_stack : XR_DEFAULT_MAX_STACK;
+	rec_frontend_self_storage.thread_size =
+		sizeof(struct xr_thread) + (size_t)xr_max_stack * sizeof(struct xr_frame);
+
+	if (!opts || xr_flag(opts, "xray_logfile_base", base, sizeof(base)) < 0 || !base[0])
+		return;
+	if (base[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		rec_snprintf(xr_logfile_base, sizeof(xr_logfile_base), "%s", base);
+	else
+		rec_snprintf(xr_logfile_base, sizeof(xr_logfile_base), "%s/%s", cwd, base);
+	/* no FLIGHTREC_DIR: the rings and stats go where the log goes. `cfg` is the session's
+	 * own configuration, still being set up (no thread records yet). */
+	if (!getenv("FLIGHTREC_DIR")) {
+		char *slash = strrchr(xr_logfile_base, '/');
+		size_t len = slash ? (size_t)(slash - xr_logfile_base) : 0;
+		if (len == 0)
+			len = 1; /* "/" */
+		if (len < sizeof(rec_sess.cfg.dir)) {
+			memcpy(rec_sess.cfg.dir, xr_logfile_base, len);
+			rec_sess.cfg.dir[len] = '\0';
+		}
+	}
+}
+
+static void xr_started(void)
+{
+	if (&__rseq_size && &__rseq_offset && __rseq_size >= 8)
+		xr_cpu_off = (long)__rseq_offset + 4; /* struct rseq: u32 cpu_id_start, u32 cpu_id */
+	else
+		xr_cpu_off = (long)((uintptr_t)&xr_no_rseq_cpu - (uintptr_t)__builtin_thread_pointer());
+}
+
+struct rec_frontend rec_frontend_self_storage = {
+	.name = "xray-rt",
+	.defaults = { .dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK },
+	.sink = &rec_sink_xray,
+	.thread_size = sizeof(struct xr_thread) + 1024 * sizeof(struct xr_frame),
+	.configured = xr_configured,
+	.started = xr_started,
+};
+
+__attribute__((constructor(101))) static void xr_init(void)
+{
+	if (!xr_has_map())
+		return; /* not an XRay program */
+	if (rec_session_ensure() < 0)
+		return;
+	xr_patch_all();
+}
+
+/* The end of this image's trace: the calling thread's open frames end now. */
+void xr_finish(void);
+void xr_finish(void)
+{
+	if (rec_sess.state != REC_SESSION_ACTIVE || getpid() != rec_sess.pid)
+		return; /* not started, already finished, or a vfork child sharing our memory */
+	xr_unwind_to(UINTPTR_MAX);
+	rec_session_finish();
+}
+
+__attribute__((destructor(101))) static void xr_fini(void)
+{
+	xr_finish();
+}
+
+/* --- compiler-rt API: a program written for compiler-rt's FDR mode links and runs -------- */
+
+/* XRayPatchingStatus */
+enum { XR_NOT_INITIALIZED = 0, XR_SUCCESS = 1, XR_FAILED = 3 };
+/* XRayLogInitStatus, XRayLogFlushStatus */
+enum { XR_LOG_INITIALIZED = 2, XR_LOG_FINALIZED = 4, XR_LOG_FLUSHED = 2 };
+
+XR_EXPORT int __xray_patch(void)
+{
+	if (rec_sess.state != REC_SESSION_ACTIVE)
+		return XR_NOT_INITIALIZED;
+	return xr_patch_all() == 0 ? XR_SUCCESS : XR_FAILED;
+}
+
+XR_EXPORT int __xray_unpatch(void)
+{
+	if (rec_sess.state != REC_SESSION_ACTIVE)
+		return XR_NOT_INITIALIZED;
+	return xr_unpatch_all() == 0 ? XR_SUCCESS : XR_FAILED;
+}
+
+/* recording is always on: these say yes and change nothing */
+XR_EXPORT int __xray_log_init_mode(const char *mode, const char *config)
+{
+	(void)mode;
+	(void)config;
+	return XR_LOG_INITIALIZED;
+}
+
+XR_EXPORT int __xray_log_finalize(void)
+{
+	return XR_LOG_FINALIZED;
+}
+
+XR_EXPORT int __xray_log_flushLog(void)
+{
+	return XR_LOG_FLUSHED;
+}
