@@ -238,12 +238,9 @@ int ufcli_dump(const char *path, const struct cli_dump_opts *o)
 	/* .dat files taskinfo does not list (uftrace ignores them; show them anyway) */
 	for (size_t i = 0; !o->headers_only && i < d->nr_dat_names; i++) {
 		struct ufr_thread t = { .owner = d };
-		bool listed = false;
 
 		t.tid = atoi(d->dat_names[i]);
-		for (size_t j = 0; j < d->nr_threads; j++)
-			listed |= d->threads[j].tid == t.tid;
-		if (listed)
+		if (ufr_find_thread(d, t.tid) != NULL)
 			continue;
 		t.dat_file = rd_path_join(path, d->dat_names[i]);
 		if (t.dat_file == NULL)

@@ -602,5 +602,6 @@ long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_
 
 past_end:
 	return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
-			    "argument payload of %s runs past the end of the file", name);
+			    "argument payload of %s runs past the end of the file (or past %d bytes)",
+			    name, UFR_MAX_PAYLOAD);
 }

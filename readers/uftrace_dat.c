@@ -214,8 +214,8 @@ int ufr_dat_next(struct ufr_dat_iter *it, struct ufr_rec *rec, struct rd_error *
 	if (rec->more) {
 		long n;
 
-		/* the largest payload a writer can produce fits the window (64 KiB event) */
-		avail = iter_fill(it, UFR_ITER_WINDOW, &p, err, &failed);
+		/* the largest payload a writer produces (a 64 KiB event) is made contiguous */
+		avail = iter_fill(it, UFR_RECORD_SIZE + UFR_MAX_PAYLOAD, &p, err, &failed);
 		if (failed)
 			return -1;
 		n = payload_size(it, rec, p + UFR_RECORD_SIZE, avail - UFR_RECORD_SIZE, err);

@@ -248,6 +248,34 @@ static int parse_exit_status(struct sect *s, struct ufr_info *info)
 	return 0;
 }
 
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* a tid listed twice, found on a sorted copy: O(n log n) however long the list */
+static int check_duplicates(struct sect *s, const struct rd_line *line, const int *tids,
+			    size_t nr)
+{
+	int *sorted = malloc((nr ? nr : 1) * sizeof(*sorted));
+	int dup = 0;
+
+	if (sorted == NULL)
+		return rd_error_set(s->err, UFR_E_IO, s->file, (int64_t)line->off, "out of memory");
+	memcpy(sorted, tids, nr * sizeof(*sorted));
+	rd_sort(sorted, nr, sizeof(*sorted), int_cmp);
+	for (size_t i = 1; i < nr && !dup; i++)
+		if (sorted[i] == sorted[i - 1])
+			dup = sorted[i];
+	free(sorted);
+	if (dup)
+		return rd_error_set(s->err, UFR_E_INFO_VALUE, s->file, (int64_t)line->off,
+				    "taskinfo:tids= lists tid %d twice", dup);
+	return 0;
+}
+
 static int parse_tids(struct sect *s, const struct rd_line *line, const char *v, size_t vl,
 		      struct ufr_info *info, bool have_nr)
 {
@@ -272,14 +300,6 @@ static int parse_tids(struct sect *s, const struct rd_line *line, const char *v,
 					    "taskinfo:tids= entry %zu is not a positive decimal tid",
 					    nr + 1);
 		}
-		for (size_t i = 0; i < nr; i++) {
-			if (tids[i] == (int)x) {
-				free(tids);
-				return rd_error_set(s->err, UFR_E_INFO_VALUE, s->file,
-						    (int64_t)line->off,
-						    "taskinfo:tids= lists tid %d twice", (int)x);
-			}
-		}
 		if (nr == cap) {
 			/* grows with the text actually present, never from nr_tid */
 			size_t ncap = cap ? cap * 2 : 16;
@@ -299,6 +319,10 @@ static int parse_tids(struct sect *s, const struct rd_line *line, const char *v,
 		free(tids);
 		return rd_error_set(s->err, UFR_E_INFO_VALUE, s->file, (int64_t)line->off,
 				    "taskinfo:tids= has a character other than digits and ','");
+	}
+	if (check_duplicates(s, line, tids, nr) < 0) {
+		free(tids);
+		return -1;
 	}
 	if ((int64_t)nr != info->nr_tid) {
 		free(tids);

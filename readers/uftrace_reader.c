@@ -30,6 +30,7 @@
 #define TASK_MAX (64u << 20)
 #define MAP_MAX (16u << 20)
 #define SYM_MAX (256u << 20)
+#define MAX_CHAIN 4096 /* parents / leaders followed to find a session: deeper is not real */
 
 struct symcache_entry {
 	char *key; /* .sym path, or "elf:" + module path */
@@ -37,9 +38,12 @@ struct symcache_entry {
 	bool ok;
 };
 
-/* entries are allocated one by one: modules keep pointers to their tables */
+/*
+ * Symbol tables by key, in an open-addressing hash table kept at most half full. Entries are
+ * allocated one by one: modules keep pointers to their tables.
+ */
 struct ufr_symcache {
-	struct symcache_entry **e;
+	struct symcache_entry **slot;
 	size_t nr, cap;
 };
 
@@ -222,7 +226,7 @@ static struct ufr_task *task_parent(struct ufr_data *d, const struct ufr_task *t
 
 struct ufr_session *ufr_session_at(struct ufr_data *d, const struct ufr_task *task, uint64_t time)
 {
-	for (size_t hops = 0; task != NULL && hops <= d->nr_task; hops++) {
+	for (size_t hops = 0; task != NULL && hops <= MAX_CHAIN; hops++) {
 		size_t lo = sess_first_of(d, task->pid), hi = d->nr_sess, first = lo;
 
 		/* the last session of this pid that started at or before TIME */
@@ -417,6 +421,31 @@ static int list_dir(struct ufr_data *d, struct rd_error *err)
 	return 0;
 }
 
+static int thread_ptr_cmp(const void *a, const void *b)
+{
+	const struct ufr_thread *x = *(struct ufr_thread *const *)a;
+	const struct ufr_thread *y = *(struct ufr_thread *const *)b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+struct ufr_thread *ufr_find_thread(struct ufr_data *d, int tid)
+{
+	size_t lo = 0, hi = d->threads_by_tid ? d->nr_threads : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->threads_by_tid[mid]->tid == tid)
+			return d->threads_by_tid[mid];
+		if (d->threads_by_tid[mid]->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* taskinfo tids against the .dat files and the TASK/FORK lines */
 static int build_threads(struct ufr_data *d, struct rd_error *err)
 {
@@ -443,13 +472,17 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 		if (t->dat_size > 0)
 			any_data = true;
 	}
+	d->threads_by_tid = malloc((d->nr_threads ? d->nr_threads : 1) * sizeof(*d->threads_by_tid));
+	if (d->threads_by_tid == NULL)
+		return rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
+	for (size_t i = 0; i < d->nr_threads; i++)
+		d->threads_by_tid[i] = &d->threads[i];
+	rd_sort(d->threads_by_tid, d->nr_threads, sizeof(*d->threads_by_tid), thread_ptr_cmp);
+
 	for (size_t i = 0; i < d->nr_dat_names; i++) {
 		int tid = dat_tid(d->dat_names[i]);
-		size_t j;
 
-		for (j = 0; j < d->nr_threads && d->threads[j].tid != tid; j++)
-			;
-		if (j < d->nr_threads)
+		if (ufr_find_thread(d, tid) != NULL)
 			continue;
 		rd_error_clear(&e);
 		{
@@ -602,12 +635,14 @@ static void symcache_free(struct ufr_symcache *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < c->nr; i++) {
-		free(c->e[i]->key);
-		ufr_sym_free(&c->e[i]->tab);
-		free(c->e[i]);
+	for (size_t i = 0; i < c->cap; i++) {
+		if (c->slot[i] == NULL)
+			continue;
+		free(c->slot[i]->key);
+		ufr_sym_free(&c->slot[i]->tab);
+		free(c->slot[i]);
 	}
-	free(c->e);
+	free(c->slot);
 	free(c);
 }
 
@@ -627,6 +662,7 @@ void ufr_close(struct ufr_data *d)
 	for (size_t i = 0; i < d->nr_threads; i++)
 		free(d->threads[i].dat_file);
 	free(d->threads);
+	free(d->threads_by_tid);
 	for (size_t i = 0; i < d->nr_dat_names; i++)
 		free(d->dat_names[i]);
 	free(d->dat_names);
@@ -665,7 +701,7 @@ void ufr_thread_check_init(struct ufr_data *d, const struct ufr_thread *t, struc
 	cfg.task_what = "TASK";
 
 	/* the earliest session reachable through the parent / leader chain */
-	for (size_t hops = 0; task != NULL && hops <= d->nr_task; hops++) {
+	for (size_t hops = 0; task != NULL && hops <= MAX_CHAIN; hops++) {
 		size_t i = sess_first_of(d, task->pid);
 
 		if (i < d->nr_sess && d->sess[i].line->pid == task->pid &&
@@ -812,25 +848,51 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+static size_t key_hash(const char *s)
+{
+	size_t h = 14695981039346656037ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
 static struct symcache_entry *symcache_find(struct ufr_symcache *c, const char *key)
 {
-	for (size_t i = 0; i < c->nr; i++)
-		if (!strcmp(c->e[i]->key, key))
-			return c->e[i];
+	if (c->cap == 0)
+		return NULL;
+	for (size_t i = key_hash(key) & (c->cap - 1); c->slot[i]; i = (i + 1) & (c->cap - 1))
+		if (!strcmp(c->slot[i]->key, key))
+			return c->slot[i];
 	return NULL;
 }
 
+static int symcache_insert(struct symcache_entry **slot, size_t cap, struct symcache_entry *e)
+{
+	size_t i;
+
+	for (i = key_hash(e->key) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+		;
+	slot[i] = e;
+	return 0;
+}
+
+/* a new, empty entry for KEY (not present yet) */
 static struct symcache_entry *symcache_add(struct ufr_symcache *c, const char *key)
 {
 	struct symcache_entry *e;
 
-	if (c->nr == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 16;
-		struct symcache_entry **n = realloc(c->e, ncap * sizeof(*n));
+	if ((c->nr + 1) * 2 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct symcache_entry **n = calloc(ncap, sizeof(*n));
 
 		if (n == NULL)
 			return NULL;
-		c->e = n;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->slot[i])
+				symcache_insert(n, ncap, c->slot[i]);
+		free(c->slot);
+		c->slot = n;
 		c->cap = ncap;
 	}
 	e = calloc(1, sizeof(*e));
@@ -841,7 +903,8 @@ static struct symcache_entry *symcache_add(struct ufr_symcache *c, const char *k
 		free(e);
 		return NULL;
 	}
-	c->e[c->nr++] = e;
+	symcache_insert(c->slot, c->cap, e);
+	c->nr++;
 	return e;
 }
 
@@ -921,14 +984,6 @@ static const struct ufr_symtab *module_symtab(struct ufr_data *d, const char *pa
 	return tab;
 }
 
-static struct ufr_module *map_find(struct ufr_map *map, uint64_t addr)
-{
-	for (size_t i = 0; i < map->nr; i++)
-		if (map->mods[i].start <= addr && addr < map->mods[i].end)
-			return &map->mods[i];
-	return NULL;
-}
-
 const char *ufr_symbolize(struct ufr_data *d, const struct ufr_thread *t, uint64_t time,
 			  uint64_t addr)
 {
@@ -941,7 +996,7 @@ const char *ufr_symbolize(struct ufr_data *d, const struct ufr_thread *t, uint64
 	s = ufr_session_at(d, t->task, time);
 	if (s == NULL || !s->map_ok)
 		return NULL;
-	m = map_find(&s->map, addr);
+	m = ufr_map_find(&s->map, addr);
 	if (m != NULL && strncmp(base_name(m->path), "libmcount", 9) != 0) {
 		/* (0.13 never resolves inside its own runtime, libmcount*) */
 		if (!m->symtab_tried) {

@@ -205,7 +205,7 @@ struct ufr_module {
 };
 
 struct ufr_map {
-	struct ufr_module *mods;
+	struct ufr_module *mods; /* sorted by start */
 	size_t nr;
 	bool has_stack;
 	uint64_t stack_start;
@@ -214,6 +214,8 @@ struct ufr_map {
 int ufr_map_parse(const char *buf, size_t len, const char *file, bool lenient, struct ufr_map *map,
 		  struct rd_error *err);
 void ufr_map_free(struct ufr_map *map);
+/* the module holding ADDR, or NULL */
+struct ufr_module *ufr_map_find(struct ufr_map *map, uint64_t addr);
 
 /* <module>.sym in the old format "<hex addr> <type> <name>" */
 struct ufr_sym {
@@ -264,6 +266,8 @@ typedef long (*ufr_args_size_fn)(void *ctx, const struct ufr_rec *rec, const uin
 				 size_t avail, const char *file, struct rd_error *err);
 
 #define UFR_ITER_WINDOW (256 * 1024)
+/* the largest payload one record may carry here: an EVENT's u16 length + 65535 bytes, padded */
+#define UFR_MAX_PAYLOAD 65544
 
 /* the record stream of one .dat file, from memory or from a file through a fixed window */
 struct ufr_dat_iter {
@@ -374,6 +378,7 @@ struct ufr_data {
 	size_t nr_task;
 	struct ufr_thread *threads; /* in taskinfo order */
 	size_t nr_threads;
+	struct ufr_thread **threads_by_tid; /* the same, sorted by tid */
 	char **dat_names; /* every [0-9]*.dat in the directory, sorted by tid */
 	size_t nr_dat_names;
 	char **sym_names; /* every *.sym in the directory, sorted */
@@ -401,6 +406,8 @@ int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *er
 void ufr_close(struct ufr_data *d);
 
 struct ufr_task *ufr_find_task(struct ufr_data *d, int tid);
+/* the taskinfo thread TID, or NULL when taskinfo does not list it */
+struct ufr_thread *ufr_find_thread(struct ufr_data *d, int tid);
 
 /* CK set up for thread T: forked or not, TASK line and session times, exec resets */
 void ufr_thread_check_init(struct ufr_data *d, const struct ufr_thread *t, struct ufr_check *ck);

@@ -73,6 +73,31 @@ static int map_add(struct ufr_map *map, size_t *cap, uint64_t start, uint64_t en
 	return 0;
 }
 
+static int mod_cmp(const void *a, const void *b)
+{
+	const struct ufr_module *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct ufr_module *ufr_map_find(struct ufr_map *map, uint64_t addr)
+{
+	size_t lo = 0, hi = map->nr;
+
+	/* the last module starting at or below ADDR */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (map->mods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < map->mods[lo - 1].end)
+		return &map->mods[lo - 1];
+	return NULL;
+}
+
 int ufr_map_parse(const char *buf, size_t len, const char *file, bool lenient, struct ufr_map *map,
 		  struct rd_error *err)
 {
@@ -141,6 +166,7 @@ int ufr_map_parse(const char *buf, size_t len, const char *file, bool lenient, s
 		if (map_add(map, &cap, start, end, path, plen, bid, blen) < 0)
 			return rd_error_set(err, UFR_E_IO, file, -1, "out of memory");
 	}
+	rd_sort(map->mods, map->nr, sizeof(*map->mods), mod_cmp);
 	if (!map->has_stack) {
 		ret = rd_error_set(err, UFR_E_MAP_NO_STACK, file, (int64_t)len,
 				   "no [stack] line: uftrace 0.13 then treats every address as "
