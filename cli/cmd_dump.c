@@ -46,7 +46,8 @@ int cmd_dump(int argc, char **argv)
 			fputs(usage, stdout);
 			return CLI_OK;
 		default:
-			return cli_usage_error(usage, "dump: unknown option '%s'", argv[optind - 1]);
+			return cli_usage_error(usage, "dump: unknown option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)

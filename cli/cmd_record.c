@@ -115,7 +115,8 @@ static int find_runtime(enum hook_kind kind, char *out, size_t len)
 	(void)len;
 	/* ld.so splits LD_PRELOAD at spaces and colons */
 	if (strpbrk(out, " :") != NULL) {
-		cli_err("%s: the runtime's path has a space or ':', LD_PRELOAD cannot name it", out);
+		cli_err("%s: the runtime's path has a space or ':', LD_PRELOAD cannot name it",
+			out);
 		return -1;
 	}
 	return 0;
@@ -321,7 +322,8 @@ int cmd_record(int argc, char **argv)
 		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
 		"-> %s\n",
 		(unsigned long long)sum.threads, (unsigned long long)sum.events,
-		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1), dir);
+		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1),
+		dir);
 
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

@@ -40,7 +40,8 @@ int cmd_stats(int argc, char **argv)
 			fputs(usage, stdout);
 			return CLI_OK;
 		default:
-			return cli_usage_error(usage, "stats: unknown option '%s'", argv[optind - 1]);
+			return cli_usage_error(usage, "stats: unknown option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)

@@ -11,10 +11,11 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 
-static const char usage[] = "usage: flightrec verify [-q] PATH\n"
-			    "  Check the trace at PATH against the rules its readers enforce.\n"
-			    "  -q, --quiet   print nothing on success\n"
-			    "Exit status: 0 ok, 1 a rule is broken (one line on stderr), 2 usage.\n";
+static const char usage[] =
+	"usage: flightrec verify [-q] PATH\n"
+	"  Check the trace at PATH against the rules its readers enforce.\n"
+	"  -q, --quiet   print nothing on success\n"
+	"Exit status: 0 ok, 1 a rule is broken (one line on stderr), 2 usage.\n";
 
 int cmd_verify(int argc, char **argv)
 {
@@ -38,7 +39,8 @@ int cmd_verify(int argc, char **argv)
 			fputs(usage, stdout);
 			return CLI_OK;
 		default:
-			return cli_usage_error(usage, "verify: unknown option '%s'", argv[optind - 1]);
+			return cli_usage_error(usage, "verify: unknown option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)

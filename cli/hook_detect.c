@@ -102,8 +102,9 @@ int hook_detect(const char *path, enum hook_kind *kind, char *why, size_t whylen
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(why, whylen, "not an ELF executable (a script? record the interpreter's "
-				      "instrumented binary instead)");
+		snprintf(why, whylen,
+			 "not an ELF executable (a script? record the interpreter's "
+			 "instrumented binary instead)");
 		if (elf)
 			elf_end(elf);
 		close(fd);

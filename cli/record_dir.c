@@ -29,8 +29,8 @@ static bool has_suffix(const char *s, const char *suffix)
 /* a name a uftrace or flightrec recording writes */
 static bool trace_entry(const char *name)
 {
-	static const char *const names[] = { "info",	 "task.txt",	  "default.opts",
-					     "kallsyms", "kernel_header", ".channel",
+	static const char *const names[] = { "info",	  "task.txt",	   "default.opts",
+					     "kallsyms",  "kernel_header", ".channel",
 					     ".flightrec" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -116,8 +116,8 @@ static void print_time(uint64_t t)
 
 static void print_row(const char *label, const struct ufr_counts *c, int64_t bytes)
 {
-	printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64
-	       " %12" PRId64 " ",
+	printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12" PRId64
+	       " ",
 	       label, c->records, c->entries, c->exits, c->events, c->lost, bytes);
 	if (c->has_time) {
 		print_time(c->first_time);
@@ -234,8 +234,8 @@ int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 		for (size_t i = 0; i < calls.nr; i++)
 			printf("%" PRIu64 " %s\n", sorted[i].count, sorted[i].name);
 	} else {
-		printf("%-8s %10s %10s %10s %8s %8s %12s %s\n", "tid", "records", "entries", "exits",
-		       "events", "lost", "bytes", "first_time last_time");
+		printf("%-8s %10s %10s %10s %8s %8s %12s %s\n", "tid", "records", "entries",
+		       "exits", "events", "lost", "bytes", "first_time last_time");
 		for (size_t i = 0; i < d->nr_threads; i++) {
 			char label[16];
 

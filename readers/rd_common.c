@@ -25,8 +25,8 @@ bool rd_error_isset(const struct rd_error *err)
 	return err->rule != 0;
 }
 
-int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offset,
-		 const char *fmt, ...)
+int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offset, const char *fmt,
+		 ...)
 {
 	va_list ap;
 
@@ -71,7 +71,8 @@ int rd_load_file(const char *path, size_t max, struct rd_buf *out, int rule_io, 
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
-		return rd_error_set(err, rule_big, path, -1, "file is %" PRIu64
+		return rd_error_set(err, rule_big, path, -1,
+				    "file is %" PRIu64
 				    " bytes, more than this reader's limit of %zu",
 				    (uint64_t)st.st_size, max);
 	}

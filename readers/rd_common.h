@@ -35,8 +35,8 @@ struct rd_error {
 
 void rd_error_clear(struct rd_error *err);
 bool rd_error_isset(const struct rd_error *err);
-int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offset,
-		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offset, const char *fmt,
+		 ...) __attribute__((format(printf, 5, 6)));
 /* "flightrec: FILE: offset 0xOFF: MSG\n" (offset part omitted when < 0) */
 void rd_error_print(FILE *fp, const struct rd_error *err);
 

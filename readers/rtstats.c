@@ -20,7 +20,10 @@ struct key {
 	size_t size; /* K_STR: buffer size */
 };
 
-#define U64(n) { #n, K_U64, offsetof(struct rts_proc, n), 0 }
+#define U64(n)                                                                                     \
+	{                                                                                          \
+#n, K_U64, offsetof(struct rts_proc, n), 0                                         \
+	}
 
 static const struct key keys[] = {
 	{ "pid", K_INT, offsetof(struct rts_proc, pid), 0 },
@@ -142,8 +145,9 @@ int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err)
 		return rd_error_set(err, RTS_E_IO, trace_dir, -1, "out of memory");
 	dp = opendir(dir);
 	if (dp == NULL) {
-		ret = errno == ENOENT ? 0 : rd_error_set(err, RTS_E_IO, dir, -1, "cannot list: %s",
-							 strerror(errno));
+		ret = errno == ENOENT ? 0
+				      : rd_error_set(err, RTS_E_IO, dir, -1, "cannot list: %s",
+						     strerror(errno));
 		free(dir);
 		return ret;
 	}

@@ -581,8 +581,8 @@ long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_
 		if (a->str) {
 			if (len + 2 > avail)
 				goto past_end;
-			size = big ? (size_t)(p[len] << 8 | p[len + 1]) :
-				     (size_t)(p[len + 1] << 8 | p[len]);
+			size = big ? (size_t)(p[len] << 8 | p[len + 1])
+				   : (size_t)(p[len + 1] << 8 | p[len]);
 			len += 2;
 		}
 		len = align(len + size, 4);
@@ -601,7 +601,8 @@ long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_
 	return (long)len;
 
 past_end:
-	return rd_error_set(err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
-			    "argument payload of %s runs past the end of the file (or past %d bytes)",
-			    name, UFR_MAX_PAYLOAD);
+	return rd_error_set(
+		err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
+		"argument payload of %s runs past the end of the file (or past %d bytes)", name,
+		UFR_MAX_PAYLOAD);
 }

@@ -123,7 +123,8 @@ static size_t iter_fill(struct ufr_dat_iter *it, size_t want, const uint8_t **p,
 		it->win_len -= it->win_pos;
 		it->win_pos = 0;
 		while (it->win_len < want && !it->eof) {
-			ssize_t n = read(it->fd, it->win + it->win_len, UFR_ITER_WINDOW - it->win_len);
+			ssize_t n =
+				read(it->fd, it->win + it->win_len, UFR_ITER_WINDOW - it->win_len);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -180,8 +181,9 @@ static long payload_size(struct ufr_dat_iter *it, const struct ufr_rec *rec, con
 				    "ENTRY record has the payload bit set but feat_mask lacks "
 				    "ARGUMENT");
 	if (rec->type == UFR_EXIT && !(it->feat_mask & UFR_FEAT_RETVAL))
-		return rd_error_set(err, UFR_E_REC_TYPE, it->file, (int64_t)rec->offset,
-				    "EXIT record has the payload bit set but feat_mask lacks RETVAL");
+		return rd_error_set(
+			err, UFR_E_REC_TYPE, it->file, (int64_t)rec->offset,
+			"EXIT record has the payload bit set but feat_mask lacks RETVAL");
 	if (it->args_size == NULL)
 		return rd_error_set(err, UFR_E_REC_PAYLOAD, it->file, (int64_t)rec->offset,
 				    "%s record carries arguments but there is no argspec to size "
@@ -320,10 +322,10 @@ static int check_nesting(struct ufr_check *ck, const struct ufr_rec *rec, const 
 				    "EXIT at depth %u, but no frame is open there (%d open)", d,
 				    ck->top);
 	if (d == (unsigned)ck->top - 1 && ck->frame_known[d] && ck->frame_addr[d] != rec->addr)
-		return rd_error_set(err, UFR_E_REC_DEPTH, file, (int64_t)rec->offset,
-				    "EXIT of 0x%llx at depth %u, but the open ENTRY there is 0x%llx",
-				    (unsigned long long)rec->addr, d,
-				    (unsigned long long)ck->frame_addr[d]);
+		return rd_error_set(
+			err, UFR_E_REC_DEPTH, file, (int64_t)rec->offset,
+			"EXIT of 0x%llx at depth %u, but the open ENTRY there is 0x%llx",
+			(unsigned long long)rec->addr, d, (unsigned long long)ck->frame_addr[d]);
 	ck->top = (int)d;
 	return 0;
 }
@@ -345,22 +347,24 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 
 	if (!had_time) {
 		if (cfg->has_sess_time && rec->time < cfg->sess_time)
-			return rd_error_set(err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
-					    "first record at %llu.%09llu precedes its session (SESS "
-					    "at %llu.%09llu)",
-					    (unsigned long long)(rec->time / 1000000000),
-					    (unsigned long long)(rec->time % 1000000000),
-					    (unsigned long long)(cfg->sess_time / 1000000000),
-					    (unsigned long long)(cfg->sess_time % 1000000000));
+			return rd_error_set(
+				err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
+				"first record at %llu.%09llu precedes its session (SESS "
+				"at %llu.%09llu)",
+				(unsigned long long)(rec->time / 1000000000),
+				(unsigned long long)(rec->time % 1000000000),
+				(unsigned long long)(cfg->sess_time / 1000000000),
+				(unsigned long long)(cfg->sess_time % 1000000000));
 		if (cfg->has_task_time && rec->time < cfg->task_time)
-			return rd_error_set(err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
-					    "first record at %llu.%09llu precedes the task's %s line "
-					    "(at %llu.%09llu)",
-					    (unsigned long long)(rec->time / 1000000000),
-					    (unsigned long long)(rec->time % 1000000000),
-					    cfg->task_what ? cfg->task_what : "TASK",
-					    (unsigned long long)(cfg->task_time / 1000000000),
-					    (unsigned long long)(cfg->task_time % 1000000000));
+			return rd_error_set(
+				err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
+				"first record at %llu.%09llu precedes the task's %s line "
+				"(at %llu.%09llu)",
+				(unsigned long long)(rec->time / 1000000000),
+				(unsigned long long)(rec->time % 1000000000),
+				cfg->task_what ? cfg->task_what : "TASK",
+				(unsigned long long)(cfg->task_time / 1000000000),
+				(unsigned long long)(cfg->task_time % 1000000000));
 	} else if (rec->time < last) {
 		return rd_error_set(err, UFR_E_REC_TIME, file, (int64_t)rec->offset,
 				    "time goes backwards: %llu.%09llu after %llu.%09llu",

@@ -22,15 +22,14 @@
 #define FGETS_MAX 4095 /* characters fgets(buf, 4096) returns, the '\n' included */
 
 static const char *const info_names[UFR_INFO_NR_KNOWN] = {
-	"EXE_NAME",  "EXE_BUILD_ID", "EXIT_STATUS", "CMDLINE",	   "CPUINFO",
-	"MEMINFO",   "OSINFO",	     "TASKINFO",    "USAGEINFO",   "LOADINFO",
-	"ARG_SPEC",  "RECORD_DATE",  "PATTERN_TYPE", "VERSION",
+	"EXE_NAME", "EXE_BUILD_ID", "EXIT_STATUS",  "CMDLINE",	 "CPUINFO",
+	"MEMINFO",  "OSINFO",	    "TASKINFO",	    "USAGEINFO", "LOADINFO",
+	"ARG_SPEC", "RECORD_DATE",  "PATTERN_TYPE", "VERSION",
 };
 
 static const char *const feat_names[] = {
-	"PLTHOOK",   "TASK_SESSION", "KERNEL",	   "ARGUMENT",	 "RETVAL",
-	"SYM_REL_ADDR", "MAX_STACK", "EVENT",	   "PERF_EVENT", "AUTO_ARGS",
-	"DEBUG_INFO", "ESTIMATE_RETURN",
+	"PLTHOOK",   "TASK_SESSION", "KERNEL",	   "ARGUMENT",	"RETVAL",     "SYM_REL_ADDR",
+	"MAX_STACK", "EVENT",	     "PERF_EVENT", "AUTO_ARGS", "DEBUG_INFO", "ESTIMATE_RETURN",
 };
 
 const char *ufr_info_name(unsigned bit)
@@ -84,10 +83,10 @@ int ufr_header_parse(const void *buf, size_t len, const char *file, struct ufr_h
 		size_t n = 0;
 
 		for (int i = 0; i < 8; i++)
-			n += (size_t)snprintf(shown + n, sizeof(shown) - n,
-					      p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' ? "%c"
-											: "\\x%02x",
-					      p[i]);
+			n += (size_t)snprintf(
+				shown + n, sizeof(shown) - n,
+				p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' ? "%c" : "\\x%02x",
+				p[i]);
 		return rd_error_set(err, UFR_E_HDR_MAGIC, file, 0,
 				    "magic is \"%s\", expected \"Ftrace!\\0\"", shown);
 	}
@@ -256,8 +255,7 @@ static int int_cmp(const void *a, const void *b)
 }
 
 /* a tid listed twice, found on a sorted copy: O(n log n) however long the list */
-static int check_duplicates(struct sect *s, const struct rd_line *line, const int *tids,
-			    size_t nr)
+static int check_duplicates(struct sect *s, const struct rd_line *line, const int *tids, size_t nr)
 {
 	int *sorted = malloc((nr ? nr : 1) * sizeof(*sorted));
 	int dup = 0;
@@ -296,9 +294,9 @@ static int parse_tids(struct sect *s, const struct rd_line *line, const char *v,
 
 		if (!rd_scan_dec(&sc, &x, NULL) || x == 0 || x > INT32_MAX) {
 			free(tids);
-			return rd_error_set(s->err, UFR_E_INFO_VALUE, s->file, (int64_t)line->off,
-					    "taskinfo:tids= entry %zu is not a positive decimal tid",
-					    nr + 1);
+			return rd_error_set(
+				s->err, UFR_E_INFO_VALUE, s->file, (int64_t)line->off,
+				"taskinfo:tids= entry %zu is not a positive decimal tid", nr + 1);
 		}
 		if (nr == cap) {
 			/* grows with the text actually present, never from nr_tid */
@@ -435,9 +433,10 @@ static int parse_argspec(struct sect *s, struct ufr_info *info)
 			}
 		}
 		if (k == sizeof(keys) / sizeof(keys[0]))
-			return rd_error_set(s->err, UFR_E_INFO_SECTION, s->file, (int64_t)line.off,
-					    "ARG_SPEC line is none of argspec:, retspec:, argauto:, "
-					    "retauto:, enumauto:, auto-args:1");
+			return rd_error_set(
+				s->err, UFR_E_INFO_SECTION, s->file, (int64_t)line.off,
+				"ARG_SPEC line is none of argspec:, retspec:, argauto:, "
+				"retauto:, enumauto:, auto-args:1");
 	}
 	return 0;
 }

@@ -117,8 +117,8 @@ bool ufr_sniff(const char *path)
 	fclose(fp);
 	rd_error_clear(&err);
 	/* the magic alone decides: a broken header is still this format, for verify to report */
-	return n >= 8 && (ufr_header_parse(head, n, "info", &hdr, &err) == 0 ||
-			  err.rule != UFR_E_HDR_MAGIC);
+	return n >= 8 &&
+	       (ufr_header_parse(head, n, "info", &hdr, &err) == 0 || err.rule != UFR_E_HDR_MAGIC);
 }
 
 /* ---- error routing: strict mode stops, lenient mode remembers the first ---- */
@@ -472,7 +472,8 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 		if (t->dat_size > 0)
 			any_data = true;
 	}
-	d->threads_by_tid = malloc((d->nr_threads ? d->nr_threads : 1) * sizeof(*d->threads_by_tid));
+	d->threads_by_tid =
+		malloc((d->nr_threads ? d->nr_threads : 1) * sizeof(*d->threads_by_tid));
 	if (d->threads_by_tid == NULL)
 		return rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
 	for (size_t i = 0; i < d->nr_threads; i++)

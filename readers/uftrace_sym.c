@@ -32,7 +32,8 @@
 
 static bool is_end_name(const char *p, size_t n)
 {
-	return (n == 9 && !memcmp(p, "__sym_end", 9)) || (n == 12 && !memcmp(p, "__dynsym_end", 12)) ||
+	return (n == 9 && !memcmp(p, "__sym_end", 9)) ||
+	       (n == 12 && !memcmp(p, "__dynsym_end", 12)) ||
 	       (n == 10 && !memcmp(p, "__func_end", 10));
 }
 
@@ -127,8 +128,9 @@ int ufr_map_parse(const char *buf, size_t len, const char *file, bool lenient, s
 		if (!rd_scan_hex(&sc, &start, NULL) || !rd_scan_char(&sc, '-') ||
 		    !rd_scan_hex(&sc, &end, NULL) || !rd_scan_spaces(&sc) ||
 		    rd_scan_until(&sc, ' ', &w) != 4 || !rd_scan_spaces(&sc) ||
-		    !rd_scan_hex(&sc, &x, NULL) || !rd_scan_spaces(&sc) || !rd_scan_hex(&sc, &x, NULL) ||
-		    !rd_scan_char(&sc, ':') || !rd_scan_hex(&sc, &x, NULL) || !rd_scan_spaces(&sc) ||
+		    !rd_scan_hex(&sc, &x, NULL) || !rd_scan_spaces(&sc) ||
+		    !rd_scan_hex(&sc, &x, NULL) || !rd_scan_char(&sc, ':') ||
+		    !rd_scan_hex(&sc, &x, NULL) || !rd_scan_spaces(&sc) ||
 		    !rd_scan_dec(&sc, &x, NULL)) {
 			ret = rd_error_set(err, UFR_E_MAP_LINE, file, (int64_t)line.off,
 					   "line %u is not \"<start>-<end> <prot> <offset> "
@@ -271,7 +273,8 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 
 			probe.p--;
 			if (rd_scan_hex(&probe, &size, NULL) && rd_scan_char(&probe, ' '))
-				ret = rd_error_set(err, UFR_E_SYM_NEW_FORMAT, file, (int64_t)line.off,
+				ret = rd_error_set(err, UFR_E_SYM_NEW_FORMAT, file,
+						   (int64_t)line.off,
 						   "line %u is in the newer \"<addr> <size> <type> "
 						   "<name>\" format, which uftrace 0.13 skips",
 						   line.lineno);
@@ -323,8 +326,9 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 
 		/* a symbol without a size yet is closed by whatever comes next */
 		if (tab->nr > 0 && tab->syms[tab->nr - 1].size == 0)
-			tab->syms[tab->nr - 1].size =
-				addr >= tab->syms[tab->nr - 1].addr ? addr - tab->syms[tab->nr - 1].addr : 0;
+			tab->syms[tab->nr - 1].size = addr >= tab->syms[tab->nr - 1].addr
+							      ? addr - tab->syms[tab->nr - 1].addr
+							      : 0;
 		if (prev_is_end)
 			continue;
 		if (tab_push(tab, &cap, addr, 0, type, name, nlen) < 0) {
@@ -333,10 +337,11 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 		}
 	}
 	if (have_prev && !prev_is_end) {
-		ret = rd_error_set(err, UFR_E_SYM_NO_END, file, (int64_t)last_off,
-				   "last symbol \"%.*s\" is not closed by an end marker ('?' line): "
-				   "uftrace gives it size 0 and never matches it",
-				   (int)(last_nlen > 64 ? 64 : last_nlen), last_name);
+		ret = rd_error_set(
+			err, UFR_E_SYM_NO_END, file, (int64_t)last_off,
+			"last symbol \"%.*s\" is not closed by an end marker ('?' line): "
+			"uftrace gives it size 0 and never matches it",
+			(int)(last_nlen > 64 ? 64 : last_nlen), last_name);
 		if (!lenient)
 			goto fail;
 	}

@@ -76,7 +76,8 @@ static bool scan_quoted(struct rd_scan *sc, const char *key, char **out)
 }
 
 static const char *const line_usage[] = {
-	[UFR_SESS] = "SESS timestamp=<sec>.<9-digit nsec> pid=<pid> sid=<16 hex> exename=\"<path>\"",
+	[UFR_SESS] =
+		"SESS timestamp=<sec>.<9-digit nsec> pid=<pid> sid=<16 hex> exename=\"<path>\"",
 	[UFR_TASK] = "TASK timestamp=<sec>.<9-digit nsec> tid=<tid> pid=<pid>",
 	[UFR_FORK] = "FORK timestamp=<sec>.<9-digit nsec> pid=<pid> ppid=<pid>",
 	[UFR_DLOP] = "DLOP timestamp=<sec>.<9-digit nsec> tid=<tid> sid=<16 hex> base=<hex> "
@@ -117,7 +118,8 @@ static int parse_line(const struct rd_line *line, const char *file, struct ufr_t
 		sid_ret = scan_sid(&sc, t->sid);
 		if (sid_ret > 0)
 			goto bad_sid;
-		if (sid_ret < 0 || !rd_scan_char(&sc, ' ') || !scan_quoted(&sc, "exename=", &t->name))
+		if (sid_ret < 0 || !rd_scan_char(&sc, ' ') ||
+		    !scan_quoted(&sc, "exename=", &t->name))
 			goto bad;
 		break;
 	case UFR_TASK:
@@ -137,8 +139,9 @@ static int parse_line(const struct rd_line *line, const char *file, struct ufr_t
 		sid_ret = scan_sid(&sc, t->sid);
 		if (sid_ret > 0)
 			goto bad_sid;
-		if (sid_ret < 0 || !rd_scan_lit(&sc, " base=") || !rd_scan_hex(&sc, &t->base, NULL) ||
-		    !rd_scan_char(&sc, ' ') || !scan_quoted(&sc, "libname=", &t->name))
+		if (sid_ret < 0 || !rd_scan_lit(&sc, " base=") ||
+		    !rd_scan_hex(&sc, &t->base, NULL) || !rd_scan_char(&sc, ' ') ||
+		    !scan_quoted(&sc, "libname=", &t->name))
 			goto bad;
 		break;
 	}
@@ -151,8 +154,8 @@ bad:
 	free(t->name);
 	t->name = NULL;
 	return rd_error_set(err, UFR_E_TASK_LINE, file, (int64_t)line->off,
-			    "line %u: malformed %.4s line, expected \"%s\"", line->lineno,
-			    line->p, line_usage[t->kind]);
+			    "line %u: malformed %.4s line, expected \"%s\"", line->lineno, line->p,
+			    line_usage[t->kind]);
 }
 
 struct sid_ref {
@@ -185,8 +188,7 @@ static int check_dlopen_sids(struct ufr_tasks *tasks, const char *file, bool len
 	if (refs == NULL)
 		return rd_error_set(err, UFR_E_IO, file, -1, "out of memory");
 	for (size_t i = 0; i < tasks->nr; i++)
-		if (tasks->lines[i].kind == UFR_SESS)
-		{
+		if (tasks->lines[i].kind == UFR_SESS) {
 			memcpy(refs[nr].sid, tasks->lines[i].sid, sizeof(refs[nr].sid));
 			refs[nr++].idx = i;
 		}
