@@ -40,24 +40,6 @@ static bool trace_entry(const char *name)
 	       has_suffix(name, ".dbg") || has_suffix(name, ".txt");
 }
 
-static bool info_has_magic(const char *dir)
-{
-	char *path = rd_path_join(dir, "info");
-	char magic[8];
-	bool ok = false;
-	FILE *fp;
-
-	if (path == NULL)
-		return false;
-	fp = fopen(path, "rb");
-	if (fp != NULL) {
-		ok = fread(magic, 1, 8, fp) == 8 && !memcmp(magic, "Ftrace!", 8);
-		fclose(fp);
-	}
-	free(path);
-	return ok;
-}
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -101,7 +83,7 @@ int recdir_prepare(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		empty = false;
-		if (!strcmp(de->d_name, ".flightrec"))
+		if (!strcmp(de->d_name, ".flightrec") || !strcmp(de->d_name, "info"))
 			marker = true;
 		if (!trace_entry(de->d_name) && !foreign) {
 			foreign = true;
@@ -111,15 +93,14 @@ int recdir_prepare(const char *dir)
 	closedir(dp);
 	if (empty)
 		return 0;
-	marker = marker || info_has_magic(dir);
 	if (!marker || foreign) {
 		if (foreign)
 			cli_err("%s is not empty and holds '%s', which no trace has: not removing it "
 				"(choose another -d DIR)",
 				dir, foreign_name ? foreign_name : "?");
 		else
-			cli_err("%s is not empty and does not look like a trace (no uftrace 'info' "
-				"nor '.flightrec'): not removing it (choose another -d DIR)",
+			cli_err("%s is not empty and does not look like a trace (no 'info' nor "
+				"'.flightrec'): not removing it (choose another -d DIR)",
 				dir);
 		free((void *)foreign_name);
 		return -1;

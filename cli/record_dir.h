@@ -6,7 +6,7 @@
  *
  * Invariants:
  *  - DIR missing: created. DIR empty: used as is. DIR holding a previous trace (an `info` file
- *    with the uftrace magic or a `.flightrec` directory, and nothing but trace files:
+ *    or a `.flightrec` directory, and nothing but trace files:
  *    info, task.txt, default.opts, *.dat, *.map, *.sym, *.dbg, *.txt, kallsyms,
  *    kernel_header, .channel, .flightrec): its contents are removed (symbolic links are
  *    removed, never followed). Anything else: refused, nothing touched.
