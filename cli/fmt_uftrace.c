@@ -4,8 +4,8 @@
  * Role: verify opens the directory strictly (readers/uftrace_reader), runs every remaining
  * rule and prints either the first broken rule (one line on stderr, exit 1) or one summary
  * line on stdout:
- *   <PATH>: ok (uftrace v<version>, <N> threads, <N> records: <N> entries, <N> exits,
- *   <N> events, <N> lost)
+ *   <PATH>: ok (uftrace.data v<file version>, <N> threads, <N> records: <N> entries,
+ *   <N> exits, <N> events, <N> lost)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ int ufcli_verify(const char *path, const struct cli_verify_opts *o)
 	if (ret < 0)
 		rd_error_print(stderr, &err);
 	else if (!o->quiet)
-		printf("%s: ok (uftrace v%u, %zu threads, %" PRIu64 " records: %" PRIu64
+		printf("%s: ok (uftrace.data v%u, %zu threads, %" PRIu64 " records: %" PRIu64
 		       " entries, %" PRIu64 " exits, %" PRIu64 " events, %" PRIu64 " lost)\n",
 		       path, d->info.hdr.version, d->nr_threads, total.records, total.entries,
 		       total.exits, total.events, total.lost);

@@ -30,8 +30,8 @@ const struct cli_format *cli_format_detect(const char *path)
 			return formats[i];
 
 	if (S_ISDIR(st.st_mode))
-		cli_err("%s: not a trace this tool reads (no uftrace.data 'info' file with the "
-			"\"Ftrace!\" magic)",
+		cli_err("%s: not a trace this tool reads (a uftrace.data directory has an 'info' "
+			"and a 'task.txt' file)",
 			path);
 	else
 		cli_err("%s: not a trace this tool reads (expected %s)", path,

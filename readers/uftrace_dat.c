@@ -388,3 +388,29 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 		return 0;
 	return check_nesting(ck, rec, file, err);
 }
+
+int ufr_check_buffer(const void *buf, size_t len, bool big, uint64_t feat_mask,
+		     const struct ufr_check_cfg *cfg, struct ufr_counts *counts,
+		     struct rd_error *err)
+{
+	static const struct ufr_check_cfg plain;
+	struct ufr_check *ck = malloc(sizeof(*ck)); /* ~9 KiB of depth stack */
+	struct ufr_dat_iter it;
+	struct ufr_rec rec;
+	int r;
+
+	if (ck == NULL)
+		return rd_error_set(err, UFR_E_IO, "(buffer)", -1, "out of memory");
+	ufr_check_init(ck, cfg ? cfg : &plain);
+	ufr_dat_iter_mem(&it, buf, len, "(buffer)", big, feat_mask);
+	while ((r = ufr_dat_next(&it, &rec, err)) > 0) {
+		if (ufr_check_rec(ck, &rec, "(buffer)", err) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	if (counts != NULL)
+		*counts = ck->counts;
+	free(ck);
+	return r < 0 ? -1 : 0;
+}

@@ -14,7 +14,7 @@
  *
  * Invariants:
  *  - text files are loaded with fixed caps (INFO_MAX, TASK_MAX, MAP_MAX, SYM_MAX);
- *  - every walk over tasks (parent chains) is bounded by the number of tasks;
+ *  - every walk up parent / leader chains stops after MAX_CHAIN steps;
  *  - lookups are binary searches over arrays sorted once at open, so dump/stats stay linear in
  *    the number of records whatever the number of sessions or modules.
  */
@@ -96,29 +96,21 @@ const char *ufr_rule_name(int rule)
 
 bool ufr_sniff(const char *path)
 {
-	struct rd_error err;
-	struct ufr_header hdr;
-	char head[UFR_HEADER_SIZE];
-	char *info;
-	FILE *fp;
-	size_t n;
+	static const char *const names[] = { "info", "task.txt" };
 	struct stat st;
 
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	info = rd_path_join(path, "info");
-	if (info == NULL)
-		return false;
-	fp = fopen(info, "rb");
-	free(info);
-	if (fp == NULL)
-		return false;
-	n = fread(head, 1, sizeof(head), fp);
-	fclose(fp);
-	rd_error_clear(&err);
-	/* the magic alone decides: a broken header is still this format, for verify to report */
-	return n >= 8 &&
-	       (ufr_header_parse(head, n, "info", &hdr, &err) == 0 || err.rule != UFR_E_HDR_MAGIC);
+	/* by its files, not their contents: a damaged info is still this format, for verify */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = rd_path_join(path, names[i]);
+		bool found = p != NULL && rd_file_exists(p);
+
+		free(p);
+		if (found)
+			return true;
+	}
+	return false;
 }
 
 /* ---- error routing: strict mode stops, lenient mode remembers the first ---- */

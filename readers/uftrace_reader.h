@@ -13,6 +13,11 @@
  *   ufr_dat_iter_* + ufr_check_*        <tid>.dat record stream and its per-thread checks
  *   ufr_open / ufr_verify / ufr_close   a whole directory, with the cross-file rules
  *
+ * Fuzzing: a libFuzzer target can feed one buffer to ufr_info_parse, ufr_tasks_parse,
+ * ufr_map_parse (lenient or not), ufr_sym_parse, or ufr_check_buffer (a .dat stream); or write
+ * the buffer as one file of a copied sample directory and run ufr_open + ufr_verify +
+ * ufr_symbolize. Every entry point returns 0 or -1 with an error, never aborts.
+ *
  * Invariants:
  *  - no size or count read from a file is trusted: text files are loaded with a cap, record
  *    streams are read through a fixed window, loops are bounded by the bytes actually present,
@@ -334,6 +339,14 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 /* count only (dump/stats in lenient mode) */
 void ufr_count_rec(struct ufr_counts *c, const struct ufr_rec *rec);
 
+/*
+ * A whole .dat stream in memory through the iterator and the per-thread rules (CFG may be
+ * NULL: a plain thread); COUNTS (optional) gets what was counted up to the first error.
+ */
+int ufr_check_buffer(const void *buf, size_t len, bool big, uint64_t feat_mask,
+		     const struct ufr_check_cfg *cfg, struct ufr_counts *counts,
+		     struct rd_error *err);
+
 /* a whole directory */
 struct ufr_dlopen {
 	const struct ufr_task_line *line; /* its DLOP line */
@@ -391,7 +404,7 @@ struct ufr_data {
 
 #define UFR_OPEN_LENIENT 1
 
-/* is PATH a uftrace.data directory? (a directory holding an info file that starts with the magic) */
+/* is PATH a uftrace.data directory? (a directory holding `info` or `task.txt`) */
 bool ufr_sniff(const char *path);
 
 /*
