@@ -150,9 +150,7 @@ static void scan_dat_files(const char *dir, struct recdir_summary *s)
 		char *path;
 		int64_t size;
 
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-		    strspn(de->d_name, "0123456789") + 4 != strlen(de->d_name) ||
-		    !has_suffix(de->d_name, ".dat"))
+		if (ufr_dat_file_tid(de->d_name) == 0)
 			continue;
 		path = rd_path_join(dir, de->d_name);
 		if (path == NULL)

@@ -24,11 +24,11 @@
 #include "cli/uftrace_cmds.h"
 #include "readers/uftrace_reader.h"
 
-#define NSEC UINT64_C(1000000000)
-
 static void print_time(uint64_t t)
 {
-	printf("%" PRIu64 ".%09" PRIu64, t / NSEC, t % NSEC);
+	char buf[RD_TIME_LEN];
+
+	fputs(rd_time_str(t, buf), stdout);
 }
 
 static void print_bits(uint64_t mask, const char *(*name)(unsigned))

@@ -33,7 +33,6 @@
 #include "readers/rtstats.h"
 #include "readers/uftrace_reader.h"
 
-#define NSEC UINT64_C(1000000000)
 #define SYMCACHE_SLOTS 4096
 
 /* recently resolved addresses: resolving is a few binary searches, this is one compare */
@@ -109,41 +108,19 @@ static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_che
 	return 0;
 }
 
-static void print_time(uint64_t t)
-{
-	printf("%" PRIu64 ".%09" PRIu64, t / NSEC, t % NSEC);
-}
-
 static void print_row(const char *label, const struct ufr_counts *c, int64_t bytes)
 {
 	printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12" PRId64
 	       " ",
 	       label, c->records, c->entries, c->exits, c->events, c->lost, bytes);
 	if (c->has_time) {
-		print_time(c->first_time);
-		putchar(' ');
-		print_time(c->last_time);
+		char t1[RD_TIME_LEN], t2[RD_TIME_LEN];
+
+		printf("%s %s", rd_time_str(c->first_time, t1), rd_time_str(c->last_time, t2));
 	} else {
 		printf("- -");
 	}
 	putchar('\n');
-}
-
-static void add_counts(struct ufr_counts *sum, const struct ufr_counts *c)
-{
-	sum->records += c->records;
-	sum->entries += c->entries;
-	sum->exits += c->exits;
-	sum->events += c->events;
-	sum->lost_records += c->lost_records;
-	sum->lost += c->lost;
-	if (c->has_time) {
-		if (!sum->has_time || c->first_time < sum->first_time)
-			sum->first_time = c->first_time;
-		if (!sum->has_time || c->last_time > sum->last_time)
-			sum->last_time = c->last_time;
-		sum->has_time = true;
-	}
 }
 
 static int print_runtime(const char *path, struct rd_error *first)
@@ -223,7 +200,7 @@ int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 			goto oom;
 		ts[i].c = ck->counts;
 		ts[i].bytes = t->dat_size;
-		add_counts(&total, &ts[i].c);
+		ufr_counts_add(&total, &ts[i].c);
 		total_bytes += t->dat_size;
 	}
 

@@ -106,6 +106,16 @@ size_t rd_scan_rest(struct rd_scan *s, const char **start);
 
 bool rd_is_hex_string(const char *p, size_t len);
 
+/* integers stored little-endian (BIG false) or big-endian (BIG true), at any alignment */
+uint16_t rd_get16(const uint8_t *p, bool big);
+uint32_t rd_get32(const uint8_t *p, bool big);
+uint64_t rd_get64(const uint8_t *p, bool big);
+
+#define RD_NSEC_PER_SEC UINT64_C(1000000000)
+#define RD_TIME_LEN 32
+/* NS as "<sec>.<9-digit nsec>", the way task.txt writes timestamps; returns BUF */
+const char *rd_time_str(uint64_t ns, char buf[RD_TIME_LEN]);
+
 /* qsort that also takes an empty array, which may be NULL (qsort's may not) */
 void rd_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 

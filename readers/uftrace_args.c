@@ -581,8 +581,7 @@ long ufr_args_size(void *ctx, const struct ufr_rec *rec, const uint8_t *p, size_
 		if (a->str) {
 			if (len + 2 > avail)
 				goto past_end;
-			size = big ? (size_t)(p[len] << 8 | p[len + 1])
-				   : (size_t)(p[len + 1] << 8 | p[len]);
+			size = rd_get16(p + len, big);
 			len += 2;
 		}
 		len = align(len + size, 4);

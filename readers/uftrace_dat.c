@@ -30,20 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t get64(const uint8_t *p, bool big)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[big ? 7 - i : i] << (8 * i);
-	return v;
-}
-
 void ufr_rec_decode(const uint8_t raw[UFR_RECORD_SIZE], bool big, struct ufr_rec *rec)
 {
-	uint64_t w = get64(raw + 8, big);
+	uint64_t w = rd_get64(raw + 8, big);
 
-	rec->time = get64(raw, big);
+	rec->time = rd_get64(raw, big);
 	rec->type = (unsigned)(w & 3);
 	rec->more = (w >> 2) & 1;
 	rec->magic = (unsigned)((w >> 3) & 7);
@@ -164,7 +155,7 @@ static long payload_size(struct ufr_dat_iter *it, const struct ufr_rec *rec, con
 		if (avail < 2)
 			return rd_error_set(err, UFR_E_REC_PAYLOAD, it->file, (int64_t)rec->offset,
 					    "EVENT payload length runs past the end of the file");
-		n = (size_t)(it->big ? p[0] << 8 | p[1] : p[1] << 8 | p[0]);
+		n = rd_get16(p, it->big);
 		n = (n + 2 + 7) & ~(size_t)7;
 		if (n > avail)
 			return rd_error_set(err, UFR_E_REC_PAYLOAD, it->file, (int64_t)rec->offset,
@@ -274,6 +265,23 @@ void ufr_count_rec(struct ufr_counts *c, const struct ufr_rec *rec)
 	c->last_time = rec->time;
 }
 
+void ufr_counts_add(struct ufr_counts *sum, const struct ufr_counts *c)
+{
+	sum->records += c->records;
+	sum->entries += c->entries;
+	sum->exits += c->exits;
+	sum->events += c->events;
+	sum->lost_records += c->lost_records;
+	sum->lost += c->lost;
+	if (c->has_time) {
+		if (!sum->has_time || c->first_time < sum->first_time)
+			sum->first_time = c->first_time;
+		if (!sum->has_time || c->last_time > sum->last_time)
+			sum->last_time = c->last_time;
+		sum->has_time = true;
+	}
+}
+
 /* frames [top, depth) become unknown (entered before what this file shows) */
 static void fill_unknown(struct ufr_check *ck, unsigned depth)
 {
@@ -337,6 +345,7 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 	const struct ufr_check_cfg *cfg = &ck->cfg;
 	bool had_time = c->has_time;
 	uint64_t last = c->last_time;
+	char t1[RD_TIME_LEN], t2[RD_TIME_LEN];
 
 	/* counted whatever the rules say, so a caller may go on after an error */
 	ufr_count_rec(c, rec);
@@ -347,31 +356,21 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 
 	if (!had_time) {
 		if (cfg->has_sess_time && rec->time < cfg->sess_time)
-			return rd_error_set(
-				err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
-				"first record at %llu.%09llu precedes its session (SESS "
-				"at %llu.%09llu)",
-				(unsigned long long)(rec->time / 1000000000),
-				(unsigned long long)(rec->time % 1000000000),
-				(unsigned long long)(cfg->sess_time / 1000000000),
-				(unsigned long long)(cfg->sess_time % 1000000000));
+			return rd_error_set(err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
+					    "first record at %s precedes its session (SESS at %s)",
+					    rd_time_str(rec->time, t1),
+					    rd_time_str(cfg->sess_time, t2));
 		if (cfg->has_task_time && rec->time < cfg->task_time)
 			return rd_error_set(
 				err, UFR_E_REC_EARLY, file, (int64_t)rec->offset,
-				"first record at %llu.%09llu precedes the task's %s line "
-				"(at %llu.%09llu)",
-				(unsigned long long)(rec->time / 1000000000),
-				(unsigned long long)(rec->time % 1000000000),
+				"first record at %s precedes the task's %s line (at %s)",
+				rd_time_str(rec->time, t1),
 				cfg->task_what ? cfg->task_what : "TASK",
-				(unsigned long long)(cfg->task_time / 1000000000),
-				(unsigned long long)(cfg->task_time % 1000000000));
+				rd_time_str(cfg->task_time, t2));
 	} else if (rec->time < last) {
 		return rd_error_set(err, UFR_E_REC_TIME, file, (int64_t)rec->offset,
-				    "time goes backwards: %llu.%09llu after %llu.%09llu",
-				    (unsigned long long)(rec->time / 1000000000),
-				    (unsigned long long)(rec->time % 1000000000),
-				    (unsigned long long)(last / 1000000000),
-				    (unsigned long long)(last % 1000000000));
+				    "time goes backwards: %s after %s", rd_time_str(rec->time, t1),
+				    rd_time_str(last, t2));
 	}
 
 	/* exec: a later session of this process starts a new image with no frames */

@@ -42,29 +42,6 @@ const char *ufr_feat_name(unsigned bit)
 	return bit < sizeof(feat_names) / sizeof(feat_names[0]) ? feat_names[bit] : NULL;
 }
 
-static uint16_t get16(const uint8_t *p, bool big)
-{
-	return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
-
-static uint32_t get32(const uint8_t *p, bool big)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[big ? 3 - i : i] << (8 * i);
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p, bool big)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[big ? 7 - i : i] << (8 * i);
-	return v;
-}
-
 int ufr_header_parse(const void *buf, size_t len, const char *file, struct ufr_header *hdr,
 		     struct rd_error *err)
 {
@@ -96,13 +73,13 @@ int ufr_header_parse(const void *buf, size_t len, const char *file, struct ufr_h
 		return rd_error_set(err, UFR_E_HDR_ENDIAN, file, 14,
 				    "endian is %u, expected 1 (little) or 2 (big)", hdr->endian);
 	big = hdr->endian == 2;
-	hdr->version = get32(p + 8, big);
-	hdr->header_size = get16(p + 12, big);
-	hdr->feat_mask = get64(p + 16, big);
-	hdr->info_mask = get64(p + 24, big);
-	hdr->max_stack = get16(p + 32, big);
-	hdr->unused1 = get16(p + 34, big);
-	hdr->unused2 = get32(p + 36, big);
+	hdr->version = rd_get32(p + 8, big);
+	hdr->header_size = rd_get16(p + 12, big);
+	hdr->feat_mask = rd_get64(p + 16, big);
+	hdr->info_mask = rd_get64(p + 24, big);
+	hdr->max_stack = rd_get16(p + 32, big);
+	hdr->unused1 = rd_get16(p + 34, big);
+	hdr->unused2 = rd_get32(p + 36, big);
 
 	if (hdr->version < 3 || hdr->version > 4)
 		return rd_error_set(err, UFR_E_HDR_VERSION, file, 8,

@@ -346,8 +346,7 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "<tid>.dat" with a canonical positive decimal tid; returns the tid or 0 */
-static int dat_tid(const char *name)
+int ufr_dat_file_tid(const char *name)
 {
 	struct rd_scan sc;
 	uint64_t v;
@@ -362,7 +361,7 @@ static int dat_tid(const char *name)
 
 static int dat_name_cmp(const void *a, const void *b)
 {
-	int x = dat_tid(*(char *const *)a), y = dat_tid(*(char *const *)b);
+	int x = ufr_dat_file_tid(*(char *const *)a), y = ufr_dat_file_tid(*(char *const *)b);
 
 	return (x > y) - (x < y);
 }
@@ -398,7 +397,7 @@ static int list_dir(struct ufr_data *d, struct rd_error *err)
 		size_t n = strlen(de->d_name);
 		int ret = 0;
 
-		if (dat_tid(de->d_name) > 0)
+		if (ufr_dat_file_tid(de->d_name) > 0)
 			ret = push_name(&d->dat_names, &d->nr_dat_names, &dcap, de->d_name);
 		else if (n > 4 && !strcmp(de->d_name + n - 4, ".sym"))
 			ret = push_name(&d->sym_names, &d->nr_sym_names, &scap, de->d_name);
@@ -473,7 +472,7 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 	rd_sort(d->threads_by_tid, d->nr_threads, sizeof(*d->threads_by_tid), thread_ptr_cmp);
 
 	for (size_t i = 0; i < d->nr_dat_names; i++) {
-		int tid = dat_tid(d->dat_names[i]);
+		int tid = ufr_dat_file_tid(d->dat_names[i]);
 
 		if (ufr_find_thread(d, tid) != NULL)
 			continue;
@@ -766,23 +765,6 @@ static int verify_sym_files(struct ufr_data *d, struct rd_error *err)
 	return 0;
 }
 
-static void add_counts(struct ufr_counts *sum, const struct ufr_counts *c)
-{
-	sum->records += c->records;
-	sum->entries += c->entries;
-	sum->exits += c->exits;
-	sum->events += c->events;
-	sum->lost_records += c->lost_records;
-	sum->lost += c->lost;
-	if (c->has_time) {
-		if (!sum->has_time || c->first_time < sum->first_time)
-			sum->first_time = c->first_time;
-		if (!sum->has_time || c->last_time > sum->last_time)
-			sum->last_time = c->last_time;
-		sum->has_time = true;
-	}
-}
-
 int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *err)
 {
 	struct ufr_check *ck;
@@ -826,7 +808,7 @@ int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *er
 		if (r < 0)
 			ret = -1;
 		if (total != NULL)
-			add_counts(total, &ck->counts);
+			ufr_counts_add(total, &ck->counts);
 	}
 	free(ck);
 	return ret;

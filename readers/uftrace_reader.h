@@ -338,6 +338,8 @@ int ufr_check_rec(struct ufr_check *ck, const struct ufr_rec *rec, const char *f
 		  struct rd_error *err);
 /* count only (dump/stats in lenient mode) */
 void ufr_count_rec(struct ufr_counts *c, const struct ufr_rec *rec);
+/* SUM += C (times: the earliest first, the latest last) */
+void ufr_counts_add(struct ufr_counts *sum, const struct ufr_counts *c);
 
 /*
  * A whole .dat stream in memory through the iterator and the per-thread rules (CFG may be
@@ -403,6 +405,9 @@ struct ufr_data {
 };
 
 #define UFR_OPEN_LENIENT 1
+
+/* the tid of a "<tid>.dat" file name (canonical positive decimal), or 0 for any other name */
+int ufr_dat_file_tid(const char *name);
 
 /* is PATH a uftrace.data directory? (a directory holding `info` or `task.txt`) */
 bool ufr_sniff(const char *path);

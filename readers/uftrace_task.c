@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NSEC_PER_SEC 1000000000ull
-
 static bool scan_timestamp(struct rd_scan *sc, uint64_t *ns)
 {
 	uint64_t sec, nsec;
@@ -28,9 +26,9 @@ static bool scan_timestamp(struct rd_scan *sc, uint64_t *ns)
 	if (!rd_scan_lit(sc, "timestamp=") || !rd_scan_dec(sc, &sec, NULL) ||
 	    !rd_scan_char(sc, '.') || !rd_scan_dec(sc, &nsec, &nd) || nd != 9)
 		return false;
-	if (sec > (UINT64_MAX - nsec) / NSEC_PER_SEC)
+	if (sec > (UINT64_MAX - nsec) / RD_NSEC_PER_SEC)
 		return false;
-	*ns = sec * NSEC_PER_SEC + nsec;
+	*ns = sec * RD_NSEC_PER_SEC + nsec;
 	return true;
 }
 
