@@ -29,15 +29,20 @@ static bool has_suffix(const char *s, const char *suffix)
 /* a name a uftrace or flightrec recording writes */
 static bool trace_entry(const char *name)
 {
-	static const char *const names[] = { "info",	  "task.txt",	   "default.opts",
-					     "kallsyms",  "kernel_header", ".channel",
-					     ".flightrec" };
+	static const char *const names[] = { "info",	   "task.txt",	    "default.opts",
+					     "kallsyms",   "kernel_header", ".channel",
+					     ".flightrec", "ovni" };
+	static const char *const suffixes[] = { ".dat", ".map",	  ".sym", ".dbg",
+						".txt", ".trace", ".tf" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return true;
-	return has_suffix(name, ".dat") || has_suffix(name, ".map") || has_suffix(name, ".sym") ||
-	       has_suffix(name, ".dbg") || has_suffix(name, ".txt");
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (has_suffix(name, suffixes[i]))
+			return true;
+	/* the XRay runtime's FDR logs */
+	return !strncmp(name, "xray-log.", 9);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -8,8 +8,9 @@
  *  - DIR missing: created. DIR empty: used as is. DIR holding a previous trace (an `info` file
  *    or a `.flightrec` directory, and nothing but trace files:
  *    info, task.txt, default.opts, *.dat, *.map, *.sym, *.dbg, *.txt, kallsyms,
- *    kernel_header, .channel, .flightrec): its contents are removed (symbolic links are
- *    removed, never followed). Anything else: refused, nothing touched.
+ *    kernel_header, .channel, .flightrec, and the other runtimes' xray-log.*, *.trace, *.tf,
+ *    ovni): its contents are removed (symbolic links are removed, never followed). Anything
+ *    else: refused, nothing touched.
  *  - the summary prefers the runtime's own counters (.flightrec/stats.<pid>); without them it
  *    scans the <tid>.dat files.
  */
