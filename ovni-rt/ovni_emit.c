@@ -1,0 +1,437 @@
+/*
+ * ovni_emit: the event path of ovni-rt: building events, ovni_clock_now(), ovni_ev_emit(),
+ * jumbo events, ovni_flush() and the mark events.
+ *
+ * The bytes a thread emits go, in the stream's own encoding, into the thread's librecord
+ * ring (rec_reserve/rec_commit). The ring runs librecord's drain policy: when a chunk is full
+ * the producer itself writes it to the stream file, as libovni does with its buffer, and the
+ * time it spent is marked by an OF[ / OF] pair after the event that did not fit (libovni's
+ * order). The stream header is the first record of a thread's ring (not counted as an event).
+ *
+ * The ring is a byte stream: chunks reach the sink in order and are written back to back, so
+ * a jumbo event larger than what is left of a chunk is split across chunks (salvage cuts a
+ * stream at its last whole event).
+ *
+ * Hot path of ovni_ev_emit (one event): TLS load, one 16-bit test (busy guard + front-end
+ * hold), a bounds test, a fixed 28-byte copy, the committed length (store-release), the
+ * guard cleared. No lock, no atomic read-modify-write, no syscall, no allocation.
+ */
+#include "ovni-rt/internal.h"
+#include "ovni-rt/ovni_clock.h"
+
+#include <string.h>
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+#define OVNI_HDR_SIZE ((size_t)sizeof(struct ovni_ev_header))
+#define OVNI_EV_MAX ((size_t)sizeof(struct ovni_ev))
+
+_Static_assert(sizeof(struct ovni_ev_header) == 12, "event header is 12 bytes");
+_Static_assert(sizeof(struct ovni_ev) == 28, "struct ovni_ev is 28 bytes");
+_Static_assert(sizeof(struct ovni_stream_header) == 8, "stream header is 8 bytes");
+
+static inline size_t ovni_normal_psize(uint8_t flags)
+{
+	size_t n = flags & 0x0f;
+	return n ? n + 1 : 0;
+}
+
+/* --- building events -------------------------------------------------------------------- */
+
+uint64_t ovni_clock_now(void)
+{
+	return oclk_now();
+}
+
+void ovni_ev_set_clock(struct ovni_ev *ev, uint64_t clock)
+{
+	ev->header.clock = clock;
+}
+
+uint64_t ovni_ev_get_clock(const struct ovni_ev *ev)
+{
+	return ev->header.clock;
+}
+
+void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
+{
+	ev->header.model = (uint8_t)mcv[0];
+	ev->header.category = (uint8_t)mcv[1];
+	ev->header.value = (uint8_t)mcv[2];
+}
+
+static int ovni_psize(const struct ovni_ev *ev)
+{
+	if (ev->header.flags & OVNI_EV_JUMBO)
+		return (int)(sizeof(ev->payload.jumbo.size) + ev->payload.jumbo.size);
+	return (int)ovni_normal_psize(ev->header.flags);
+}
+
+int ovni_payload_size(const struct ovni_ev *ev)
+{
+	return ovni_psize(ev);
+}
+
+int ovni_ev_size(const struct ovni_ev *ev)
+{
+	return (int)OVNI_HDR_SIZE + ovni_psize(ev);
+}
+
+static void ovni_payload_append(const char *func, struct ovni_ev *ev, const void *buf, int size)
+{
+	size_t have;
+
+	if (ev->header.flags & OVNI_EV_JUMBO)
+		ovni_die(func, "event is marked as jumbo: its payload cannot grow");
+	if (size < 2)
+		ovni_die(func, "payload size %d too small (payloads of 1 byte cannot be encoded; "
+			       "the smallest is 2)", size);
+	have = ovni_normal_psize(ev->header.flags);
+	if (have + (size_t)size > sizeof(ev->payload))
+		ovni_die(func, "no space left for %d bytes (payload has %zu of 16 bytes)", size,
+			 have);
+	memcpy(&ev->payload.u8[have], buf, (size_t)size);
+	have += (size_t)size;
+	ev->header.flags = (uint8_t)((ev->header.flags & 0xf0) | ((have - 1) & 0x0f));
+}
+
+void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
+{
+	ovni_payload_append("ovni_payload_add", ev, buf, size);
+}
+
+/* --- readiness -------------------------------------------------------------------------- */
+
+static uint32_t ovni_fork_warned;
+
+/* Why the calling thread may not record (t is rec_self, a sentinel or not READY): dies on
+ * misuse, returns quietly when recording is off or the thread is going away. */
+static void ovni_not_ready(const char *func, struct rec_thread *t)
+{
+	if (t == REC_THREAD_OFF)
+		return; /* recording is off: set-up failed (one warning said why) */
+	if (t == REC_THREAD_DEAD) {
+		if (ovni_tls_freed)
+			ovni_die(func, "thread is not initialized (ovni_thread_free() was called)");
+		rec_count_lost_dead(1); /* after the thread's TSD destructor, or finish */
+		return;
+	}
+	if (t == NULL && ovni_proc.forked &&
+	    __atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) != OVNI_PROC_READY) {
+		if (!__atomic_exchange_n(&ovni_fork_warned, 1, __ATOMIC_RELAXED))
+			ovni_warn("%s: called in a fork child before ovni_proc_init() and "
+				  "ovni_thread_init(): its events are dropped (the parent's streams "
+				  "are left untouched)", func);
+		return;
+	}
+	if (t == NULL && __atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) == OVNI_PROC_UNINIT)
+		ovni_die(func, "thread is not initialized (call ovni_proc_init() and "
+			       "ovni_thread_init() first)");
+	if (t && (uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
+	    ovni_thread_of(t)->state == OVNI_THREAD_FINAL)
+		return; /* finished by exit while it still runs: nothing more is written */
+	ovni_die(func, "thread is not initialized (call ovni_thread_init() first)");
+}
+
+struct rec_thread *ovni_thread_ready(const char *func)
+{
+	struct rec_thread *t = rec_self;
+
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
+		   ovni_thread_of(t)->state == OVNI_THREAD_READY))
+		return t;
+	ovni_not_ready(func, t);
+	return NULL;
+}
+
+/* --- writing into the ring -------------------------------------------------------------- */
+
+/* A stamp for the runtime's own events (flush markers): not before the last event of the
+ * stream, and not after what either clock a program may use (ours or CLOCK_MONOTONIC) reads
+ * now, so the program's next event cannot be earlier. */
+static uint64_t ovni_marker_clock(uint64_t after)
+{
+	uint64_t ours = oclk_now(), mono = rec_clock_mono_ns();
+	uint64_t now = ours < mono ? ours : mono;
+	return now > after ? now : after;
+}
+
+static void ovni_put_marker(uint8_t *p, const char *mcv, uint64_t clock)
+{
+	struct ovni_ev_header h = { 0, (uint8_t)mcv[0], (uint8_t)mcv[1], (uint8_t)mcv[2], clock };
+	memcpy(p, &h, OVNI_HDR_SIZE);
+}
+
+/* Take a new chunk for n bytes: the full one is written out by this thread (drain policy). */
+static uint8_t *ovni_switch(struct rec_thread *t, size_t n)
+{
+	uint8_t *p = rec_reserve_slow(t, n);
+	/* let the flusher fault in the chunk after this one before we reach it */
+	rec_flusher_wake();
+	return p;
+}
+
+/* Append a normal event of n bytes (busy is set by the caller). */
+static void ovni_put(struct rec_thread *t, const void *ev, size_t n, uint64_t clock)
+{
+	struct ovni_thread *ot = ovni_thread_of(t);
+	uint8_t *p = t->pos;
+	uint64_t t0, t1;
+
+	if (likely((size_t)(t->end - p) >= n)) {
+		t->pos = p + n;
+		memcpy(p, ev, n);
+		ot->last_clock = clock;
+		rec_commit(t);
+		return;
+	}
+	t0 = ovni_marker_clock(clock);
+	p = ovni_switch(t, n + 2 * OVNI_HDR_SIZE);
+	if (!p)
+		return; /* dropped and counted (the session is finishing) */
+	t1 = ovni_marker_clock(t0);
+	memcpy(p, ev, n);
+	ovni_put_marker(p + n, "OF[", t0);
+	ovni_put_marker(p + n + OVNI_HDR_SIZE, "OF]", t1);
+	ot->last_clock = t1;
+	ot->flush_pairs++;
+	t->events += 2;
+	rec_commit(t);
+}
+
+/* The slow part of an emit by the runtime or the program: guard, pending metadata. Returns
+ * 0 when the caller may write (busy is then set). */
+static int ovni_enter(struct rec_thread *t)
+{
+	struct ovni_thread *ot = ovni_thread_of(t);
+
+	if (t->busy) {
+		/* an emit from a signal handler that interrupted an emit: the stream would be
+		 * torn, so the event is dropped and counted */
+		ot->nested++;
+		rec_count_lost(t, REC_LOST_NESTED, 1);
+		return -1;
+	}
+	t->busy = 1;
+	barrier();
+	if (t->fe_hold & OVNI_HOLD_META) {
+		t->fe_hold &= (uint8_t)~OVNI_HOLD_META;
+		ovni_sink_write_thread_meta(t);
+	}
+	return 0;
+}
+
+static void ovni_leave(struct rec_thread *t)
+{
+	barrier();
+	t->busy = 0;
+}
+
+void ovni_emit_internal(struct rec_thread *t, const struct ovni_ev *ev)
+{
+	if (ovni_enter(t) < 0)
+		return;
+	ovni_put(t, ev, OVNI_HDR_SIZE + ovni_normal_psize(ev->header.flags), ev->header.clock);
+	ovni_leave(t);
+}
+
+static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
+							   struct ovni_ev *ev)
+{
+	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX || ovni_thread_of(t)->state != OVNI_THREAD_READY) {
+		ovni_not_ready("ovni_ev_emit", t);
+		return;
+	}
+	if (ev->header.flags & OVNI_EV_JUMBO)
+		ovni_die("ovni_ev_emit", "event %c%c%c has the jumbo flag: emit it with "
+			 "ovni_ev_jumbo_emit()", ev->header.model, ev->header.category,
+			 ev->header.value);
+	ovni_emit_internal(t, ev);
+}
+
+void ovni_ev_emit(struct ovni_ev *ev)
+{
+	struct rec_thread *t = rec_self;
+	uint8_t *p, flags;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		return ovni_emit_slow(t, ev);
+	flags = ev->header.flags;
+	p = t->pos;
+	/* busy, a front-end hold (metadata to write, thread not READY), a jumbo or reserved
+	 * flag, or less than a whole struct ovni_ev left in the chunk: slow path */
+	if (unlikely(*(volatile uint16_t *)&t->busy | (flags & 0xf0) |
+		     ((size_t)(t->end - p) < OVNI_EV_MAX)))
+		return ovni_emit_slow(t, ev);
+	t->busy = 1;
+	barrier();
+	/* a fixed-size copy (no memcpy call): the bytes past this event are scratch space
+	 * beyond the committed length, overwritten by the next event */
+	memcpy(p, ev, OVNI_EV_MAX);
+	t->pos = p + OVNI_HDR_SIZE + ovni_normal_psize(flags);
+	ovni_thread_of(t)->last_clock = ev->header.clock;
+	rec_commit(t);
+	barrier();
+	t->busy = 0;
+}
+
+/* Copy bytes [off, off + n) of the concatenation (a, alen) + (b, ...) to dst. */
+static void ovni_copy2(uint8_t *dst, const uint8_t *a, size_t alen, const uint8_t *b, size_t off,
+		       size_t n)
+{
+	if (off < alen) {
+		size_t k = alen - off < n ? alen - off : n;
+		memcpy(dst, a + off, k);
+		dst += k;
+		off += k;
+		n -= k;
+	}
+	if (n)
+		memcpy(dst, b + (off - alen), n);
+}
+
+static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const uint8_t *buf,
+			   uint32_t bufsize)
+{
+	struct ovni_thread *ot = ovni_thread_of(t);
+	const size_t hsize = OVNI_HDR_SIZE + sizeof(uint32_t);
+	const size_t total = hsize + bufsize;
+	const size_t room = rec_sess.cfg.chunk_size - sizeof(struct rec_chunk);
+	uint64_t clock = ev->header.clock, t0 = 0, t1;
+	size_t off = 0;
+	int stalled = 0;
+	uint8_t *p;
+
+	while (off < total) {
+		size_t space = (size_t)(t->end - t->pos), k;
+		/* start in a fresh chunk rather than split an event that fits in one */
+		if (space == 0 || (off == 0 && space < total && total <= room - 2 * OVNI_HDR_SIZE)) {
+			k = total - off < room ? total - off : room;
+			if (!stalled)
+				t0 = ovni_marker_clock(clock);
+			stalled = 1;
+			p = ovni_switch(t, k);
+			if (!p)
+				return; /* the session is finishing */
+		} else {
+			k = total - off < space ? total - off : space;
+			p = t->pos;
+			t->pos = p + k;
+		}
+		ovni_copy2(p, (const uint8_t *)ev, hsize, buf, off, k);
+		off += k;
+		/* publish what is there: bytes of a split event, not yet a whole event */
+		__atomic_store_n(&t->chunk->committed,
+				 (uint64_t)(t->pos - rec_chunk_data(t->chunk)), __ATOMIC_RELEASE);
+	}
+	ot->last_clock = clock;
+	rec_commit(t); /* counts the event */
+	if (stalled) {
+		uint8_t m[2 * OVNI_HDR_SIZE];
+		t1 = ovni_marker_clock(t0);
+		ovni_put_marker(m, "OF[", t0);
+		ovni_put_marker(m + OVNI_HDR_SIZE, "OF]", t1);
+		p = t->pos;
+		if ((size_t)(t->end - p) >= sizeof(m)) {
+			t->pos = p + sizeof(m);
+		} else if (!(p = ovni_switch(t, sizeof(m)))) {
+			return;
+		}
+		memcpy(p, m, sizeof(m));
+		ot->last_clock = t1;
+		ot->flush_pairs++;
+		t->events++;
+		rec_commit(t);
+	}
+}
+
+void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
+{
+	struct rec_thread *t = ovni_thread_ready("ovni_ev_jumbo_emit");
+
+	if (ovni_psize(ev) != 0)
+		ovni_die("ovni_ev_jumbo_emit", "the event payload must be empty (it has %d bytes)",
+			 ovni_psize(ev));
+	if ((uint64_t)OVNI_HDR_SIZE + sizeof(uint32_t) + bufsize >= (uint64_t)OVNI_MAX_EV_BUF)
+		ovni_die("ovni_ev_jumbo_emit", "event too large: %u bytes of jumbo data (the "
+			 "event must stay below %lld bytes)", bufsize, (long long)OVNI_MAX_EV_BUF);
+	if (bufsize && !buf)
+		ovni_die("ovni_ev_jumbo_emit", "buf is NULL with bufsize %u", bufsize);
+	/* as libovni: the size becomes the payload, then the jumbo flag is set */
+	ovni_payload_append("ovni_ev_jumbo_emit", ev, &bufsize, sizeof(bufsize));
+	ev->header.flags |= OVNI_EV_JUMBO;
+	if (!t || ovni_enter(t) < 0)
+		return;
+	ovni_put_jumbo(t, ev, buf, bufsize);
+	ovni_leave(t);
+}
+
+/* --- flush ------------------------------------------------------------------------------ */
+
+void ovni_flush(void)
+{
+	struct rec_thread *t = ovni_thread_ready("ovni_flush");
+	struct ovni_thread *ot;
+	uint64_t t0, t1;
+	uint8_t *p;
+
+	if (__atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) != OVNI_PROC_READY && t)
+		ovni_die("ovni_flush", "process not ready (ovni_proc_fini() was called)");
+	if (!t || ovni_enter(t) < 0)
+		return;
+	ot = ovni_thread_of(t);
+	t0 = ovni_marker_clock(ot->last_clock);
+	/* end the current chunk here: the slow path hands it over and the drain policy has us
+	 * write it before we get the next one */
+	if (t->chunk)
+		t->end = t->pos;
+	p = ovni_switch(t, 2 * OVNI_HDR_SIZE);
+	if (p) {
+		t1 = ovni_marker_clock(t0);
+		ovni_put_marker(p, "OF[", t0);
+		ovni_put_marker(p + OVNI_HDR_SIZE, "OF]", t1);
+		ot->last_clock = t1;
+		ot->flush_pairs++;
+		t->events++;
+		rec_commit(t);
+	}
+	ovni_leave(t);
+}
+
+/* --- marks ------------------------------------------------------------------------------ */
+
+static void ovni_mark_emit(const char *func, const char *mcv, int32_t type, int64_t value)
+{
+	struct rec_thread *t;
+	struct ovni_ev ev;
+	uint64_t now;
+
+	if (value == 0)
+		ovni_die(func, "value cannot be 0, type %ld", (long)type);
+	t = ovni_thread_ready(func);
+	if (!t)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_payload_append(func, &ev, &value, sizeof(value));
+	ovni_payload_append(func, &ev, &type, sizeof(type));
+	/* never before the previous event, whatever clock the program stamps its own with */
+	now = oclk_now();
+	ev.header.clock = now > ovni_thread_of(t)->last_clock ? now : ovni_thread_of(t)->last_clock;
+	ovni_emit_internal(t, &ev);
+}
+
+void ovni_mark_push(int32_t type, int64_t value)
+{
+	ovni_mark_emit("ovni_mark_push", "OM[", type, value);
+}
+
+void ovni_mark_pop(int32_t type, int64_t value)
+{
+	ovni_mark_emit("ovni_mark_pop", "OM]", type, value);
+}
+
+void ovni_mark_set(int32_t type, int64_t value)
+{
+	ovni_mark_emit("ovni_mark_set", "OM=", type, value);
+}
