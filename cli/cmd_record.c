@@ -4,7 +4,8 @@
  * Role: run PROG with the recording runtime its instrumentation needs LD_PRELOADed, then
  * summarise what was recorded. Steps:
  *   1. find PROG like execvp does (a name with '/' is used as is, else each $PATH entry);
- *   2. pick the runtime from PROG's ELF symbols (hook_detect.c), or --hook;
+ *   2. pick the runtime from PROG's ELF symbols (hook_detect.c), or --hook; a statically
+ *      linked PROG is refused (LD_PRELOAD cannot reach it);
  *   3. find the runtime next to this binary: dirname(realpath(/proc/self/exe))/../lib/flightrec/
  *      (build/bin -> build/lib in the tree, PREFIX/bin -> PREFIX/lib once installed);
  *   4. prepare DIR (record_dir.c: created, or a previous trace emptied, or refused);
@@ -251,8 +252,8 @@ int cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = "uftrace.data";
-	enum hook_kind kind = HOOK_NONE;
-	bool forced = false;
+	enum hook_kind kind = HOOK_NONE, found;
+	bool forced = false, dynamic;
 	char prog[PATH_MAX], lib[PATH_MAX], why[256];
 	struct recdir_summary sum;
 	struct timespec t0, t1;
@@ -291,11 +292,16 @@ int cmd_record(int argc, char **argv)
 
 	if (find_program(argv[optind], prog, sizeof(prog)) < 0)
 		return CLI_USAGE;
+	if (hook_detect(prog, &found, &dynamic, why, sizeof(why)) < 0) {
+		cli_err("%s: %s", prog, why);
+		return CLI_USAGE;
+	}
+	if (!dynamic) {
+		cli_err("%s is statically linked: LD_PRELOAD cannot load a runtime into it", prog);
+		return CLI_USAGE;
+	}
 	if (!forced) {
-		if (hook_detect(prog, &kind, why, sizeof(why)) < 0) {
-			cli_err("%s: %s", prog, why);
-			return CLI_USAGE;
-		}
+		kind = found;
 		if (kind == HOOK_NONE) {
 			cli_err("%s: no instrumentation found (build it with -pg, -pg -mfentry, "
 				"-finstrument-functions, -fxray-instrument or -fsanitize=thread; or "

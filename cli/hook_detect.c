@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,7 +81,22 @@ static void scan_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct fou
 	}
 }
 
-int hook_detect(const char *path, enum hook_kind *kind, char *why, size_t whylen)
+static bool has_interpreter(Elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) != NULL && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+int hook_detect(const char *path, enum hook_kind *kind, bool *dynamic, char *why, size_t whylen)
 {
 	struct found f = { false, false, false };
 	Elf_Scn *scn = NULL;
@@ -110,6 +124,7 @@ int hook_detect(const char *path, enum hook_kind *kind, char *why, size_t whylen
 		close(fd);
 		return -1;
 	}
+	*dynamic = has_interpreter(elf);
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		shstrndx = 0;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {

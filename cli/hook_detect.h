@@ -15,12 +15,16 @@
 #ifndef FLIGHTREC_CLI_HOOK_DETECT_H
 #define FLIGHTREC_CLI_HOOK_DETECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum hook_kind { HOOK_NONE, HOOK_MCOUNT, HOOK_XRAY, HOOK_CACHERAY };
 
-/* 0 with *KIND set (HOOK_NONE: nothing found); -1 with WHY filled when PATH is not readable ELF */
-int hook_detect(const char *path, enum hook_kind *kind, char *why, size_t whylen);
+/*
+ * 0 with *KIND set (HOOK_NONE: nothing found) and *DYNAMIC (it has a program interpreter, so
+ * LD_PRELOAD reaches it); -1 with WHY filled when PATH is not readable ELF.
+ */
+int hook_detect(const char *path, enum hook_kind *kind, bool *dynamic, char *why, size_t whylen);
 
 /* "mcount" / "xray" / "cacheray" -> kind; HOOK_NONE for an unknown name */
 enum hook_kind hook_from_name(const char *name);
