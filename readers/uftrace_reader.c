@@ -492,7 +492,8 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 	for (size_t i = 0; i < d->nr_threads; i++) {
 		struct ufr_thread *t = &d->threads[i];
 
-		if (t->dat_size < 0 || t->task != NULL)
+		/* an empty file has no record that would need a session */
+		if (t->dat_size <= 0 || t->task != NULL)
 			continue;
 		rd_error_clear(&e);
 		rd_error_set(&e, UFR_E_DAT_NO_TASK, t->dat_file, -1,
