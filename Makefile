@@ -32,7 +32,7 @@ RT_CFLAGS := $(COMMON) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 	-fno-stack-protector -ftls-model=initial-exec -fno-strict-aliasing
 SAN_FLAGS :=
 ifeq ($(ASAN),1)
-SAN_FLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_FLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 ifeq ($(TSAN),1)
 SAN_FLAGS += -fsanitize=thread
