@@ -29,7 +29,11 @@ static __thread uint32_t xr_no_rseq_cpu __attribute__((tls_model("initial-exec")
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
-int xr_has_map(void);
+int xr_should_run(void);
+
+/* makes a program linked with libxray-rt.a recognisable (xray_map.h) */
+__attribute__((section(XR_MARKER_SECTION), used)) static const char xr_marker[] =
+	"flightrec xray-rt";
 
 /* Copy the value of `key` in XRAY_OPTIONS-style flags ("k=v k2='v 2',k3=v3:...") into out. */
 static int xr_flag(const char *flags, const char *key, char *out, size_t size)
@@ -113,8 +117,8 @@ struct rec_frontend rec_frontend_self_storage = {
 
 __attribute__((constructor(101))) static void xr_init(void)
 {
-	if (!xr_has_map())
-		return; /* not an XRay program */
+	if (!xr_should_run())
+		return; /* not an XRay program, or its own copy of the runtime records it */
 	if (rec_session_ensure() < 0)
 		return;
 	xr_patch_all();

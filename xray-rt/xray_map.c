@@ -89,7 +89,7 @@ static int xr_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* sh_addr and sh_size of xray_instr_map in the executable file; 1 found, 0 none, -1 error */
-static int xr_find_section(uint64_t *addr, uint64_t *size)
+static int xr_find_section(uint64_t *addr, uint64_t *size, int *has_runtime)
 {
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
 	Elf_Scn *scn = NULL;
@@ -113,11 +113,14 @@ static int xr_find_section(uint64_t *addr, uint64_t *size)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && strcmp(name, "xray_instr_map") == 0 && (sh.sh_flags & SHF_ALLOC)) {
+		if (!name)
+			continue;
+		if (strcmp(name, XR_MARKER_SECTION) == 0)
+			*has_runtime = 1;
+		if (strcmp(name, "xray_instr_map") == 0 && (sh.sh_flags & SHF_ALLOC)) {
 			*addr = sh.sh_addr;
 			*size = sh.sh_size;
 			found = 1;
-			break;
 		}
 	}
 out:
@@ -136,10 +139,12 @@ int xr_map_load(struct xr_map *m)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = xr_find_section(&sh_addr, &sh_size);
+	ret = xr_find_section(&sh_addr, &sh_size, &m->has_runtime);
+	dl_iterate_phdr(xr_phdr_cb, &sc);
+	m->text_lo = sc.text_lo;
+	m->text_hi = sc.text_hi;
 	if (ret <= 0)
 		return ret;
-	dl_iterate_phdr(xr_phdr_cb, &sc);
 	if (!sc.done || sc.text_hi == 0) {
 		rec_debug("xray-rt: cannot find the executable's segments");
 		return -1;
@@ -164,7 +169,5 @@ int xr_map_load(struct xr_map *m)
 	m->count = (size_t)n;
 	m->max_id = n ? m->sleds[n - 1].id : 0;
 	m->bias = sc.bias;
-	m->text_lo = sc.text_lo;
-	m->text_hi = sc.text_hi;
 	return 1;
 }

@@ -57,10 +57,16 @@ struct xr_map {
 	uintptr_t bias;       /* load bias of the executable */
 	uintptr_t text_lo;    /* lowest and highest address of its executable segments */
 	uintptr_t text_hi;
+	int has_runtime;      /* the executable holds xray-rt itself (libxray-rt.a) */
 };
 
+/* Name of a section every xray-rt object file has: found in an executable, it says the
+ * runtime is linked in (and a preloaded copy must stand down). */
+#define XR_MARKER_SECTION "flightrec_xray_rt"
+
 /* Find and decode the executable's map (ELF section headers of /proc/self/exe, libelf).
- * 1 when found, 0 when the executable has none, -1 on error (said with rec_debug). */
+ * 1 when found, 0 when the executable has none, -1 on error (said with rec_debug).
+ * m->has_runtime and the text bounds are set whenever the file could be read. */
 int xr_map_load(struct xr_map *m);
 
 #pragma GCC visibility pop

@@ -237,11 +237,21 @@ static int xr_load(void)
 	return xr_map_state;
 }
 
-/* Has the executable an instrumentation map? (Loads it; constructor time.) */
-int xr_has_map(void);
-int xr_has_map(void)
+/* Has the executable an instrumentation map, and is this copy of the runtime the one to
+ * patch it? A preloaded libxray-rt.so stands down when the executable links libxray-rt.a
+ * (`flightrec record` preloads it into every XRay program). Constructor time. */
+int xr_should_run(void);
+int xr_should_run(void)
 {
-	return xr_load() > 0;
+	uintptr_t self = (uintptr_t)xr_should_run;
+
+	if (xr_load() <= 0)
+		return 0;
+	if (xr_map.has_runtime && (self < xr_map.text_lo || self >= xr_map.text_hi)) {
+		rec_debug("xray-rt: the program links libxray-rt.a; the preloaded copy stands down");
+		return 0;
+	}
+	return 1;
 }
 
 int xr_patch_all(void)
