@@ -14,6 +14,7 @@
 
 static const struct cli_format *const formats[] = {
 	&cli_format_uftrace,
+	&cli_format_xray,
 	/* next: XRay FDR log, ovni directory, Cacheray trace, GDB tfile */
 };
 

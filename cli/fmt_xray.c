@@ -1,0 +1,387 @@
+/*
+ * fmt_xray: the XRay FDR entry of the format table: verify, dump and stats of FDR logs
+ * (versions 1 to 5, readers/xray_fdr).
+ *
+ * PATH is one log, or a directory: then every FDR log in it (what `flightrec record` of an
+ * XRay program leaves: one xray-log.<prog>.<suffix> per process), in name order.
+ *   verify  one line per log on stdout: "<LOG>: ok (XRay FDR v<N>, <N> threads, <N> blocks,
+ *           <N> records: <N> entries, <N> exits, <N> tail exits, <N> arguments, <N> custom
+ *           events)"; the first broken rule is one line on stderr and exit 1.
+ *   dump    every record: "[0xOFFSET ]<Kind> field=value ..." (--offsets adds the offsets; with
+ *           --headers only the file header and the block headers).
+ *   stats   per thread: records by type and the time span; per function id: calls (entries).
+ *           --calls: "<count> <function id>" lines, sorted by id.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+#include "readers/xray_fdr.h"
+
+/* the logs PATH stands for, malloc'ed; NULL after printing why none */
+static char **xray_paths(const char *path, size_t *n)
+{
+	struct stat st;
+	char **v = NULL;
+	struct dirent **names = NULL;
+	int k;
+
+	*n = 0;
+	if (stat(path, &st) < 0) {
+		cli_err("%s:", path);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		v = malloc(sizeof(*v));
+		if (v && (v[0] = strdup(path)))
+			*n = 1;
+		return v;
+	}
+	k = scandir(path, &names, NULL, alphasort);
+	for (int i = 0; i < k; i++) {
+		char *p = rd_path_join(path, names[i]->d_name);
+		if (p && names[i]->d_name[0] != '.' && xfr_sniff_file(p)) {
+			char **nv = realloc(v, (*n + 1) * sizeof(*v));
+			if (nv) {
+				v = nv;
+				v[(*n)++] = p;
+				p = NULL;
+			}
+		}
+		free(p);
+		free(names[i]);
+	}
+	free(names);
+	if (*n == 0)
+		cli_err("%s: no XRay FDR log in this directory", path);
+	return v;
+}
+
+static void free_paths(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool xray_sniff(const char *path)
+{
+	struct stat st;
+	bool found = false;
+	DIR *d;
+	struct dirent *de;
+
+	if (stat(path, &st) < 0)
+		return false;
+	if (!S_ISDIR(st.st_mode))
+		return xfr_sniff_file(path);
+	d = opendir(path);
+	while (d && !found && (de = readdir(d))) {
+		char *p;
+		if (strncmp(de->d_name, "xray-log.", 9) != 0 || !(p = rd_path_join(path, de->d_name)))
+			continue;
+		found = xfr_sniff_file(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int xray_verify(const char *path, const struct cli_verify_opts *o)
+{
+	size_t n;
+	char **v = xray_paths(path, &n);
+	int ret = CLI_OK;
+
+	if (!v || n == 0) {
+		free(v);
+		return CLI_BAD_TRACE;
+	}
+	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
+		struct xfr_header h;
+		struct xfr_counts c;
+		struct rd_error err;
+
+		rd_error_clear(&err);
+		if (xfr_walk(v[i], &h, &c, NULL, NULL, &err) < 0) {
+			rd_error_print(stderr, &err);
+			ret = CLI_BAD_TRACE;
+		} else if (!o->quiet) {
+			printf("%s: ok (XRay FDR v%u, %" PRIu64 " threads, %" PRIu64 " blocks, %" PRIu64
+			       " records: %" PRIu64 " entries, %" PRIu64 " exits, %" PRIu64
+			       " tail exits, %" PRIu64 " arguments, %" PRIu64 " custom events)\n",
+			       v[i], h.version, c.threads, c.blocks, c.records, c.entries, c.exits,
+			       c.tail_exits, c.args, c.custom);
+		}
+	}
+	free_paths(v, n);
+	return ret;
+}
+
+/* --- dump ----------------------------------------------------------------------------- */
+
+struct dump_ctx {
+	const struct cli_dump_opts *o;
+};
+
+static void print_payload(const uint8_t *p, size_t n)
+{
+	putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '"' || p[i] == '\\')
+			printf("\\%c", p[i]);
+		else if (p[i] >= 0x20 && p[i] < 0x7f)
+			putchar(p[i]);
+		else
+			printf("\\x%02x", p[i]);
+	}
+	putchar('"');
+}
+
+static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
+{
+	struct dump_ctx *d = ctx;
+	bool head = r->kind == XFR_BUFFER_EXTENTS || r->kind == XFR_NEW_BUFFER ||
+		    r->kind == XFR_WALLCLOCK || r->kind == XFR_PID;
+
+	if (d->o->headers_only && !head)
+		return 0;
+	if (d->o->offsets)
+		printf("0x%06" PRIx64 " ", r->off);
+	switch (r->kind) {
+	case XFR_FUNCTION:
+		printf("%s fid=%" PRIu32 " delta=+%" PRIu32 " tsc=%" PRIu64 "\n",
+		       xfr_fn_type_name(r->fn_type), r->fid, r->delta, r->tsc);
+		break;
+	case XFR_BUFFER_EXTENTS:
+		printf("BufferExtents size=%" PRIu64 "\n", r->value);
+		break;
+	case XFR_NEW_BUFFER:
+		printf("NewBuffer tid=%" PRId64 "\n", r->ivalue);
+		break;
+	case XFR_WALLCLOCK:
+		printf("WallClock sec=%" PRIu64 " usec=%" PRId64 "\n", r->value, r->ivalue);
+		break;
+	case XFR_PID:
+		printf("Pid pid=%" PRId64 "\n", r->ivalue);
+		break;
+	case XFR_NEW_CPU:
+		printf("NewCPUId cpu=%u tsc=%" PRIu64 "\n", r->cpu, r->value);
+		break;
+	case XFR_TSC_WRAP:
+		printf("TSCWrap tsc=%" PRIu64 "\n", r->value);
+		break;
+	case XFR_CALL_ARG:
+		printf("CallArgument arg=%" PRIu64 " (0x%" PRIx64 ")\n", r->value, r->value);
+		break;
+	case XFR_END_OF_BUFFER:
+		printf("EndOfBuffer\n");
+		break;
+	case XFR_CUSTOM_EVENT:
+		if (h->version >= 5)
+			printf("CustomEvent size=%" PRId64 " delta=%+d tsc=%" PRIu64 " data=", r->ivalue,
+			       r->event_delta, r->tsc);
+		else
+			printf("CustomEvent size=%" PRId64 " tsc=%" PRIu64 " cpu=%u data=", r->ivalue,
+			       r->value, r->cpu);
+		print_payload(r->payload, r->payload_len);
+		putchar('\n');
+		break;
+	case XFR_TYPED_EVENT:
+		printf("TypedEvent size=%" PRId64 " type=%u delta=%+d tsc=%" PRIu64 " data=",
+		       r->ivalue, r->event_type, r->event_delta, r->tsc);
+		print_payload(r->payload, r->payload_len);
+		putchar('\n');
+		break;
+	}
+	return 0;
+}
+
+static int xray_dump(const char *path, const struct cli_dump_opts *o)
+{
+	size_t n;
+	char **v = xray_paths(path, &n);
+	int ret = CLI_OK;
+	struct dump_ctx d = { o };
+
+	if (!v || n == 0) {
+		free(v);
+		return CLI_BAD_TRACE;
+	}
+	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
+		struct xfr_header h;
+		struct rd_error err;
+		FILE *f;
+		uint8_t hdr[32];
+
+		rd_error_clear(&err);
+		f = fopen(v[i], "rb");
+		if (f && fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr)) {
+			memcpy(&h.version, hdr, 2);
+			memcpy(&h.type, hdr + 2, 2);
+			memcpy(&h.bits, hdr + 4, 4);
+			memcpy(&h.cycle_frequency, hdr + 8, 8);
+			memcpy(&h.buffer_size, hdr + 16, 8);
+			printf("%s%s: version=%u type=%u constant_tsc=%u nonstop_tsc=%u "
+			       "cycle_frequency=%" PRIu64 " buffer_size=%" PRIu64 "\n",
+			       o->offsets ? "0x000000 " : "", v[i], h.version, h.type, h.bits & 1,
+			       (h.bits >> 1) & 1, h.cycle_frequency, h.buffer_size);
+		}
+		if (f)
+			fclose(f);
+		if (xfr_walk(v[i], &h, NULL, dump_rec, &d, &err) < 0) {
+			fflush(stdout);
+			rd_error_print(stderr, &err);
+			ret = CLI_BAD_TRACE;
+		}
+	}
+	free_paths(v, n);
+	return ret;
+}
+
+/* --- stats ---------------------------------------------------------------------------- */
+
+struct st_thread {
+	int32_t pid, tid;
+	uint64_t entries, exits, tails, custom, first, last;
+	bool seen;
+};
+
+struct st_ctx {
+	struct st_thread *t;
+	size_t nt, capt;
+	uint64_t *calls; /* by function id */
+	size_t ncalls;
+	int failed;
+};
+
+static struct st_thread *st_thread(struct st_ctx *s, int32_t pid, int32_t tid)
+{
+	for (size_t i = 0; i < s->nt; i++)
+		if (s->t[i].pid == pid && s->t[i].tid == tid)
+			return &s->t[i];
+	if (s->nt == s->capt) {
+		size_t cap = s->capt ? s->capt * 2 : 16;
+		struct st_thread *nt = realloc(s->t, cap * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		s->t = nt;
+		s->capt = cap;
+	}
+	memset(&s->t[s->nt], 0, sizeof(s->t[0]));
+	s->t[s->nt].pid = pid;
+	s->t[s->nt].tid = tid;
+	return &s->t[s->nt++];
+}
+
+static int stats_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
+{
+	struct st_ctx *s = ctx;
+	struct st_thread *t;
+
+	(void)h;
+	if (r->kind != XFR_FUNCTION && r->kind != XFR_CUSTOM_EVENT)
+		return 0;
+	t = st_thread(s, r->pid, r->tid);
+	if (!t)
+		return 1;
+	if (!t->seen || r->tsc < t->first)
+		t->first = r->tsc;
+	if (!t->seen || r->tsc > t->last)
+		t->last = r->tsc;
+	t->seen = true;
+	if (r->kind == XFR_CUSTOM_EVENT) {
+		t->custom++;
+		return 0;
+	}
+	if (r->fn_type == XFR_EXIT) {
+		t->exits++;
+	} else if (r->fn_type == XFR_TAIL_EXIT) {
+		t->tails++;
+	} else {
+		t->entries++;
+		if (r->fid >= s->ncalls) {
+			size_t n = (size_t)r->fid + 1024;
+			uint64_t *nc = realloc(s->calls, n * sizeof(*nc));
+			if (!nc)
+				return 1;
+			memset(nc + s->ncalls, 0, (n - s->ncalls) * sizeof(*nc));
+			s->calls = nc;
+			s->ncalls = n;
+		}
+		s->calls[r->fid]++;
+	}
+	return 0;
+}
+
+static int xray_stats(const char *path, const struct cli_stats_opts *o)
+{
+	size_t n;
+	char **v = xray_paths(path, &n);
+	struct st_ctx s = { 0 };
+	uint64_t hz = 0;
+	int ret = CLI_OK;
+
+	if (!v || n == 0) {
+		free(v);
+		return CLI_BAD_TRACE;
+	}
+	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
+		struct xfr_header h;
+		struct rd_error err;
+		rd_error_clear(&err);
+		int r = xfr_walk(v[i], &h, NULL, stats_rec, &s, &err);
+		if (r < 0) {
+			rd_error_print(stderr, &err);
+			ret = CLI_BAD_TRACE;
+		} else if (r > 0) {
+			cli_err("out of memory");
+			ret = CLI_BAD_TRACE;
+		}
+		hz = h.cycle_frequency;
+	}
+	if (ret == CLI_OK && o->calls) {
+		for (size_t f = 0; f < s.ncalls; f++)
+			if (s.calls[f])
+				printf("%" PRIu64 " %zu\n", s.calls[f], f);
+	} else if (ret == CLI_OK) {
+		uint64_t te = 0, tx = 0, tt = 0, tc = 0;
+		printf("%8s %8s %10s %10s %10s %8s %12s\n", "pid", "tid", "entries", "exits",
+		       "tail_exits", "custom", "seconds");
+		for (size_t i = 0; i < s.nt; i++) {
+			struct st_thread *t = &s.t[i];
+			printf("%8d %8d %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %12.6f\n",
+			       t->pid, t->tid, t->entries, t->exits, t->tails, t->custom,
+			       hz ? (double)(t->last - t->first) / (double)hz : 0.0);
+			te += t->entries;
+			tx += t->exits;
+			tt += t->tails;
+			tc += t->custom;
+		}
+		printf("%8s %8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 "\n", "total",
+		       "", te, tx, tt, tc);
+		printf("\n%8s %10s\n", "fid", "calls");
+		for (size_t f = 0; f < s.ncalls; f++)
+			if (s.calls[f])
+				printf("%8zu %10" PRIu64 "\n", f, s.calls[f]);
+	}
+	free(s.t);
+	free(s.calls);
+	free_paths(v, n);
+	return ret;
+}
+
+const struct cli_format cli_format_xray = {
+	.name = "xray",
+	.what = "an XRay FDR log (or a directory of them)",
+	.sniff = xray_sniff,
+	.verify = xray_verify,
+	.dump = xray_dump,
+	.stats = xray_stats,
+};
