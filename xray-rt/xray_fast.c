@@ -1,6 +1,8 @@
 /*
  * xray_fast: the common case of the entry, exit and tail-exit hooks, as leaf functions: no
- * call, so no frame and no callee-saved register to spill. The trampolines save the
+ * call, so no frame and no callee-saved register to spill. Tail exits use these; entries and
+ * exits take the same steps in assembly, inside their trampolines (xray_trampoline.S), which
+ * is measurably cheaper; these remain the reference the assembly follows. The trampolines save the
  * registers these may clobber and, when one answers "not handled", call the complete hook
  * (xray_hooks.c), which handles every case: first event of a thread, busy guard, owed exits,
  * frames skipped by longjmp, a full chunk, the depth limit.
@@ -20,6 +22,28 @@
 #pragma GCC optimize("omit-frame-pointer")
 
 #include "xray-rt/internal.h"
+#include "xray-rt/xray_asm.h"
+
+#include <stddef.h>
+
+/* the assembly fast paths (xray_trampoline.S) see these structures through xray_asm.h */
+_Static_assert(offsetof(struct rec_thread, pos) == XR_T_POS, "xray_asm.h: pos");
+_Static_assert(offsetof(struct rec_thread, end) == XR_T_END, "xray_asm.h: end");
+_Static_assert(offsetof(struct rec_thread, chunk) == XR_T_CHUNK, "xray_asm.h: chunk");
+_Static_assert(offsetof(struct rec_thread, events) == XR_T_EVENTS, "xray_asm.h: events");
+_Static_assert(offsetof(struct rec_thread, busy) == XR_T_BUSY, "xray_asm.h: busy");
+_Static_assert(offsetof(struct rec_thread, fe_hold) == XR_T_HOLD, "xray_asm.h: fe_hold");
+_Static_assert(offsetof(struct rec_thread, fe_state) == XR_T_FE, "xray_asm.h: fe_state");
+_Static_assert(XR_T_FE + offsetof(struct xr_thread, last_tsc) == XR_X_LAST_TSC, "last_tsc");
+_Static_assert(XR_T_FE + offsetof(struct xr_thread, cpu) == XR_X_CPU, "xray_asm.h: cpu");
+_Static_assert(XR_T_FE + offsetof(struct xr_thread, depth) == XR_X_DEPTH, "xray_asm.h: depth");
+_Static_assert(XR_T_FE + offsetof(struct xr_thread, stack) == XR_X_STACK, "xray_asm.h: stack");
+_Static_assert(sizeof(struct xr_frame) == 1 << XR_FRAME_SHIFT, "xray_asm.h: frame size");
+_Static_assert(offsetof(struct xr_frame, fid) == 8 && offsetof(struct xr_frame, owed) == 12,
+	       "xray_asm.h: frame layout");
+_Static_assert(offsetof(struct rec_chunk, committed) == XR_C_COMMITTED, "xray_asm.h: committed");
+_Static_assert(sizeof(struct rec_chunk) == XR_C_DATA, "xray_asm.h: chunk data");
+_Static_assert(FDR_META_SIZE + FDR_FN_SIZE == 24, "xray_asm.h: room for a record");
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -34,8 +58,10 @@ int xray_entry_fast(uint32_t fid, uintptr_t slot)
 
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return 1;
-	/* busy, and owed exits beside it (fe_hold) */
-	if (unlikely(*(volatile uint16_t *)&t->busy))
+	/* busy, and owed exits (fe_hold). Two byte loads, not one 16-bit load of both: the
+	 * previous hook's byte store to `busy` is usually still in the store buffer, and a wider
+	 * load cannot be forwarded from it (a stall of about a dozen cycles on every event) */
+	if (unlikely(*(volatile uint8_t *)&t->busy | *(volatile uint8_t *)&xr_hold(t)))
 		return 1;
 	t->busy = 1;
 	barrier();
@@ -76,7 +102,7 @@ int xray_exit_fast(uint32_t fid, uintptr_t slot, uint32_t type)
 	(void)fid; /* the frame's own id is written: an entry and its exit always agree */
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return 1;
-	if (unlikely(*(volatile uint16_t *)&t->busy))
+	if (unlikely(*(volatile uint8_t *)&t->busy | *(volatile uint8_t *)&xr_hold(t)))
 		return 1;
 	t->busy = 1;
 	barrier();
