@@ -15,6 +15,7 @@
 static const struct cli_format *const formats[] = {
 	&cli_format_uftrace,
 	&cli_format_xray,
+	&cli_format_ovni,
 	/* next: XRay FDR log, ovni directory, Cacheray trace, GDB tfile */
 };
 

@@ -42,5 +42,6 @@ const struct cli_format *cli_format_detect(const char *path);
 /* one per format, each in its own file */
 extern const struct cli_format cli_format_uftrace;
 extern const struct cli_format cli_format_xray;
+extern const struct cli_format cli_format_ovni;
 
 #endif /* FLIGHTREC_CLI_FORMAT_H */
