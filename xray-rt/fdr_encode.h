@@ -57,7 +57,8 @@ static inline void fdr_put_fn(uint8_t *p, unsigned type, uint32_t fid, uint32_t 
 static inline void fdr_put_meta(uint8_t *p, unsigned kind, const void *payload, size_t len)
 {
 	p[0] = (uint8_t)(kind << 1 | 1);
-	memcpy(p + 1, payload, len);
+	if (len)
+		memcpy(p + 1, payload, len);
 	memset(p + 1 + len, 0, FDR_META_SIZE - 1 - len);
 }
 

@@ -9,7 +9,9 @@
 
 XE2E_SINK_DEFINE;
 
+#ifndef NTHREADS
 #define NTHREADS 8
+#endif
 #define NITER 300
 
 static pthread_barrier_t th_barrier;

@@ -1,0 +1,372 @@
+/*
+ * test_xray_fdr: xray-rt's FDR encoders (xray-rt/fdr_encode.h) against the offline reader
+ * (readers/xray_fdr), which were written apart: a log built with the encoders reads back
+ * record for record (values, the running TSC, counts), logs of versions 1 to 4 in their own
+ * shapes are accepted, and every rule of the reader rejects a log that breaks it, naming the
+ * offset of the offending record.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "readers/xray_fdr.h"
+#include "xray-rt/fdr_encode.h"
+
+/* --- a little log builder ------------------------------------------------------------ */
+
+struct log {
+	uint8_t b[4096];
+	size_t len;
+	size_t extent; /* offset of the open BufferExtents record, 0 if none */
+};
+
+static void lg_header(struct log *l, uint16_t version, uint64_t buffer_size)
+{
+	memset(l, 0, sizeof(*l));
+	fdr_put_header(l->b, version, 3, 2500000000ull, buffer_size);
+	l->len = FDR_HEADER_SIZE;
+}
+
+static void lg_meta(struct log *l, unsigned kind, const void *pl, size_t n)
+{
+	fdr_put_meta(l->b + l->len, kind, pl, n);
+	l->len += FDR_META_SIZE;
+}
+
+/* open a buffer: BufferExtents, its size filled in by lg_close */
+static void lg_open(struct log *l)
+{
+	uint64_t z = 0;
+	l->extent = l->len;
+	lg_meta(l, FDR_BUFFER_EXTENTS, &z, 8);
+}
+
+static void lg_close(struct log *l)
+{
+	uint64_t n = l->len - l->extent - FDR_META_SIZE;
+	memcpy(l->b + l->extent + 1, &n, 8);
+}
+
+static void lg_block(struct log *l, int32_t tid, int32_t pid, uint16_t cpu, uint64_t tsc)
+{
+	uint8_t wall[12] = { 0 };
+	lg_meta(l, FDR_NEW_BUFFER, &tid, 4);
+	lg_meta(l, FDR_WALLCLOCK, wall, 12);
+	if (pid >= 0)
+		lg_meta(l, FDR_PID, &pid, 4);
+	fdr_put_new_cpu(l->b + l->len, cpu, tsc);
+	l->len += FDR_META_SIZE;
+}
+
+static size_t lg_fn(struct log *l, unsigned type, uint32_t fid, uint32_t delta)
+{
+	size_t off = l->len;
+	fdr_put_fn(l->b + l->len, type, fid, delta);
+	l->len += FDR_FN_SIZE;
+	return off;
+}
+
+/* --- reading back --------------------------------------------------------------------- */
+
+struct seen {
+	struct xfr_rec r[64];
+	size_t n;
+};
+
+static int collect(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
+{
+	struct seen *s = ctx;
+	(void)h;
+	if (s->n < 64)
+		s->r[s->n++] = *r;
+	return 0;
+}
+
+static int walk(const struct log *l, struct xfr_counts *c, struct seen *s, struct rd_error *err)
+{
+	rd_error_clear(err);
+	return xfr_walk_buf(l->b, l->len, "test.xray", NULL, c, s ? collect : NULL, s, err);
+}
+
+static void test_v5_roundtrip(void **state)
+{
+	struct log l;
+	struct xfr_counts c;
+	struct seen s = { .n = 0 };
+	struct rd_error err;
+	const char ev[] = "hello";
+	uint8_t m[FDR_META_SIZE];
+
+	(void)state;
+	lg_header(&l, 5, 16384);
+	lg_open(&l);
+	lg_block(&l, 101, 100, 3, 1000000);
+	lg_fn(&l, FDR_ENTER, 7, 0);
+	lg_fn(&l, FDR_ENTER_ARGS, 0x0fffffff, 10);
+	fdr_put_call_arg(l.b + l.len, 0xdeadbeefcafe0001ull);
+	l.len += FDR_META_SIZE;
+	fdr_put_custom_v5(l.b + l.len, (int32_t)strlen(ev), 5);
+	l.len += FDR_META_SIZE;
+	memcpy(l.b + l.len, ev, strlen(ev));
+	l.len += strlen(ev);
+	lg_fn(&l, FDR_EXIT, 0x0fffffff, 20);
+	fdr_put_tsc_wrap(m, 0x123456789abcdefull);
+	memcpy(l.b + l.len, m, sizeof(m));
+	l.len += FDR_META_SIZE;
+	lg_fn(&l, FDR_TAIL_EXIT, 7, 1);
+	fdr_put_new_cpu(l.b + l.len, 65535, 0xffffffffffffff00ull);
+	l.len += FDR_META_SIZE;
+	lg_fn(&l, FDR_ENTER, 8, 0x7fffffff);
+	lg_close(&l);
+
+	assert_int_equal(walk(&l, &c, &s, &err), 0);
+	assert_int_equal(c.blocks, 1);
+	assert_int_equal(c.threads, 1);
+	assert_int_equal(c.entries, 3);
+	assert_int_equal(c.exits, 1);
+	assert_int_equal(c.tail_exits, 1);
+	assert_int_equal(c.args, 1);
+	assert_int_equal(c.custom, 1);
+	assert_int_equal(c.tsc_wraps, 1);
+	assert_int_equal(c.cpu_changes, 2);
+	assert_int_equal(c.unmatched_exits, 0);
+
+	/* BufferExtents, NewBuffer, WallClock, Pid, NewCPUId, then the body */
+	assert_int_equal(s.r[0].kind, XFR_BUFFER_EXTENTS);
+	assert_int_equal(s.r[0].value, l.len - 32 - 16);
+	assert_int_equal(s.r[1].kind, XFR_NEW_BUFFER);
+	assert_int_equal(s.r[1].ivalue, 101);
+	assert_int_equal(s.r[3].kind, XFR_PID);
+	assert_int_equal(s.r[3].ivalue, 100);
+	assert_int_equal(s.r[4].kind, XFR_NEW_CPU);
+	assert_int_equal(s.r[4].cpu, 3);
+	assert_int_equal(s.r[4].value, 1000000);
+	assert_int_equal(s.r[5].kind, XFR_FUNCTION);
+	assert_int_equal(s.r[5].fn_type, FDR_ENTER);
+	assert_int_equal(s.r[5].fid, 7);
+	assert_int_equal(s.r[5].tsc, 1000000);
+	assert_int_equal(s.r[6].fn_type, FDR_ENTER_ARGS);
+	assert_int_equal(s.r[6].fid, 0x0fffffff);
+	assert_int_equal(s.r[6].tsc, 1000010);
+	assert_int_equal(s.r[7].kind, XFR_CALL_ARG);
+	assert_int_equal(s.r[7].value, 0xdeadbeefcafe0001ull);
+	assert_int_equal(s.r[8].kind, XFR_CUSTOM_EVENT);
+	assert_int_equal(s.r[8].payload_len, 5);
+	assert_memory_equal(s.r[8].payload, ev, 5);
+	assert_int_equal(s.r[8].tsc, 1000015); /* v5: a delta, like function records */
+	assert_int_equal(s.r[9].fn_type, FDR_EXIT);
+	assert_int_equal(s.r[9].tsc, 1000035);
+	assert_int_equal(s.r[10].kind, XFR_TSC_WRAP);
+	assert_int_equal(s.r[10].value, 0x123456789abcdefull);
+	assert_int_equal(s.r[11].fn_type, FDR_TAIL_EXIT);
+	assert_int_equal(s.r[11].tsc, 0x123456789abcdefull + 1);
+	assert_int_equal(s.r[12].kind, XFR_NEW_CPU);
+	assert_int_equal(s.r[12].cpu, 65535);
+	assert_int_equal(s.r[12].value, 0xffffffffffffff00ull);
+	assert_int_equal(s.r[13].delta, 0x7fffffff);
+	assert_int_equal(s.n, 14);
+}
+
+/* several blocks and threads; a block may go on in the next buffer (llvm-xray reads it so) */
+static void test_v5_blocks(void **state)
+{
+	struct log l;
+	struct xfr_counts c;
+	struct rd_error err;
+
+	(void)state;
+	lg_header(&l, 5, 16384);
+	lg_open(&l);
+	lg_block(&l, 1, 9, 0, 100);
+	lg_fn(&l, FDR_ENTER, 1, 0);
+	lg_close(&l);
+	lg_open(&l);
+	lg_fn(&l, FDR_EXIT, 1, 5); /* continues thread 1's block */
+	lg_block(&l, 2, 9, 1, 50);
+	lg_fn(&l, FDR_EXIT, 3, 1); /* an exit without its entry: counted, not an error */
+	lg_close(&l);
+	assert_int_equal(walk(&l, &c, NULL, &err), 0);
+	assert_int_equal(c.blocks, 2);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.unmatched_exits, 1);
+}
+
+/* version 1: fixed-size buffers, EndOfBuffer, garbage after it; no Pid */
+static void test_v1(void **state)
+{
+	struct log l;
+	struct xfr_counts c;
+	struct rd_error err;
+	size_t start;
+
+	(void)state;
+	lg_header(&l, 1, 128);
+	for (int b = 0; b < 2; b++) {
+		start = l.len;
+		lg_block(&l, 10 + b, -1, 0, 1000);
+		lg_fn(&l, FDR_ENTER, 1, 0);
+		lg_fn(&l, FDR_EXIT, 1, 3);
+		lg_meta(&l, FDR_END_OF_BUFFER, NULL, 0);
+		memset(l.b + l.len, 0x5a, start + 128 - l.len);
+		l.len = start + 128;
+	}
+	assert_int_equal(walk(&l, &c, NULL, &err), 0);
+	assert_int_equal(c.blocks, 2);
+	assert_int_equal(c.entries, 2);
+	/* a version 1 buffer that runs past the end of the file */
+	l.len -= 8;
+	assert_int_equal(walk(&l, &c, NULL, &err), -1);
+	assert_int_equal(err.rule, XFR_RULE_EXTENTS);
+	assert_int_equal(err.offset, 32 + 128);
+}
+
+/* version 4: a custom event carries an absolute TSC and a CPU */
+static void test_v4_custom(void **state)
+{
+	struct log l;
+	struct seen s = { .n = 0 };
+	struct xfr_counts c;
+	struct rd_error err;
+	uint8_t pl[14];
+	int32_t size = 3;
+	uint64_t tsc = 777;
+	uint16_t cpu = 2;
+
+	(void)state;
+	lg_header(&l, 4, 16384);
+	lg_open(&l);
+	lg_block(&l, 1, 1, 0, 100);
+	memcpy(pl, &size, 4);
+	memcpy(pl + 4, &tsc, 8);
+	memcpy(pl + 12, &cpu, 2);
+	lg_meta(&l, FDR_CUSTOM_EVENT, pl, sizeof(pl));
+	memcpy(l.b + l.len, "abc", 3);
+	l.len += 3;
+	lg_close(&l);
+	assert_int_equal(walk(&l, &c, &s, &err), 0);
+	assert_int_equal(s.r[5].kind, XFR_CUSTOM_EVENT);
+	assert_int_equal(s.r[5].value, 777);
+	assert_int_equal(s.r[5].cpu, 2);
+	assert_int_equal(s.r[5].payload_len, 3);
+}
+
+/* One good v5 log, then one broken thing at a time: the rule and the offset. */
+static void expect_reject(struct log *l, int rule, size_t off)
+{
+	struct rd_error err;
+	assert_int_equal(walk(l, NULL, NULL, &err), -1);
+	assert_int_equal(err.rule, rule);
+	assert_int_equal(err.offset, (int64_t)off);
+}
+
+static void good_log(struct log *l, size_t *fn_off)
+{
+	lg_header(l, 5, 16384);
+	lg_open(l);
+	lg_block(l, 1, 1, 0, 100);
+	*fn_off = lg_fn(l, FDR_ENTER, 1, 0);
+	lg_fn(l, FDR_EXIT, 1, 4);
+	lg_close(l);
+}
+
+static void test_rejects(void **state)
+{
+	struct log l;
+	size_t off, first_body = 32 + 16 + 16 * 3; /* where NewCPUId is */
+	struct rd_error err;
+
+	(void)state;
+	good_log(&l, &off);
+	assert_int_equal(walk(&l, NULL, NULL, &err), 0);
+
+	/* an unknown metadata kind */
+	good_log(&l, &off);
+	l.b[off] = 0xff;
+	expect_reject(&l, XFR_RULE_KIND, off);
+	/* a function record of type 4..7 */
+	good_log(&l, &off);
+	l.b[off] = 4 << 1;
+	expect_reject(&l, XFR_RULE_FN_TYPE, off);
+	/* a function record before the first NewCPUId: turn NewCPUId into a function record */
+	good_log(&l, &off);
+	l.b[first_body] = 0x10;
+	expect_reject(&l, XFR_RULE_ORDER, first_body);
+	/* a CallArgument after a plain entry */
+	good_log(&l, &off);
+	fdr_put_call_arg(l.b + off + 8, 1); /* overwrites the exit and runs 8 bytes further */
+	l.len = off + 8 + FDR_META_SIZE;
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_ORDER, off + 8);
+	/* EndOfBuffer is version 1 only */
+	good_log(&l, &off);
+	lg_meta(&l, FDR_END_OF_BUFFER, NULL, 0);
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_KIND, l.len - FDR_META_SIZE);
+	/* a record crossing its buffer's end */
+	good_log(&l, &off);
+	{
+		uint64_t n = l.len - 32 - 16 - 4;
+		memcpy(l.b + 32 + 1, &n, 8);
+		expect_reject(&l, XFR_RULE_OVERREAD, off + 8);
+	}
+	/* a custom event of size 0 */
+	good_log(&l, &off);
+	fdr_put_custom_v5(l.b + l.len, 0, 0);
+	l.len += FDR_META_SIZE;
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_EVENT_SIZE, l.len - FDR_META_SIZE);
+	/* a custom event whose payload crosses the buffer's end */
+	good_log(&l, &off);
+	fdr_put_custom_v5(l.b + l.len, 100, 0);
+	l.len += FDR_META_SIZE + 10;
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_OVERREAD, l.len - FDR_META_SIZE - 10);
+	/* junk between buffers */
+	good_log(&l, &off);
+	l.b[l.len++] = 0;
+	expect_reject(&l, XFR_RULE_EXTENTS, l.len - 1);
+	/* a buffer longer than the file */
+	good_log(&l, &off);
+	l.len -= 8;
+	expect_reject(&l, XFR_RULE_EXTENTS, 32);
+	/* a block that ends before its NewCPUId */
+	lg_header(&l, 5, 16384);
+	lg_open(&l);
+	lg_block(&l, 1, 1, 0, 100);
+	l.len -= FDR_META_SIZE; /* drop the NewCPUId */
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_TRUNCATED, l.len);
+	/* a Pid before version 3 */
+	lg_header(&l, 2, 16384);
+	lg_open(&l);
+	lg_block(&l, 1, 1, 0, 100);
+	lg_close(&l);
+	expect_reject(&l, XFR_RULE_KIND, 32 + 16 + 32);
+	/* no block at all */
+	lg_header(&l, 5, 16384);
+	expect_reject(&l, XFR_RULE_EMPTY, (size_t)-1);
+	/* version 6, and a basic-mode log */
+	good_log(&l, &off);
+	l.b[0] = 6;
+	expect_reject(&l, XFR_RULE_VERSION, 0);
+	good_log(&l, &off);
+	l.b[2] = 0;
+	expect_reject(&l, XFR_RULE_HEADER, 2);
+	/* shorter than a header */
+	l.len = 20;
+	expect_reject(&l, XFR_RULE_HEADER, (size_t)-1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v5_roundtrip), cmocka_unit_test(test_v5_blocks),
+		cmocka_unit_test(test_v1),	     cmocka_unit_test(test_v4_custom),
+		cmocka_unit_test(test_rejects),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
