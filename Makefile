@@ -61,6 +61,9 @@ XRAY_ASM := $(wildcard xray-rt/*.S)
 XRAY_OBJS := $(XRAY_SRCS:%.c=$(B)/rt/%.o) $(XRAY_ASM:%.S=$(B)/rt/%.o)
 OVNI_SRCS := $(wildcard ovni-rt/*.c)
 OVNI_OBJS := $(OVNI_SRCS:%.c=$(B)/rt/%.o)
+CACHERAY_SRCS := $(wildcard cacheray-rt/*.c)
+CACHERAY_ASM := $(wildcard cacheray-rt/*.S)
+CACHERAY_OBJS := $(CACHERAY_SRCS:%.c=$(B)/rt/%.o) $(CACHERAY_ASM:%.S=$(B)/rt/%.o)
 
 LIBRECORD_RT := $(B)/rt/librecord.a
 LIBRECORD_HOST := $(B)/host/librecord.a
@@ -69,10 +72,12 @@ LIBMCOUNT := $(B)/lib/flightrec/libmcount.so
 FLIGHTREC := $(B)/bin/flightrec
 LIBXRAY := $(if $(XRAY_SRCS),$(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a)
 LIBOVNI := $(if $(OVNI_SRCS),$(B)/lib/libovni.so.1 $(B)/lib/libovni.so $(B)/include/ovni.h)
+LIBCACHERAY := $(if $(CACHERAY_SRCS),$(B)/lib/flightrec/libcacheray-rt.so \
+	$(B)/lib/flightrec/libcacheray-rt.a $(B)/include/cacheray_rtta.h)
 
 RUNTIME_LIBS := -lelf -lpthread -ldl
 
-all: $(LIBMCOUNT) $(LIBXRAY) $(LIBOVNI) $(FLIGHTREC)
+all: $(LIBMCOUNT) $(LIBXRAY) $(LIBOVNI) $(LIBCACHERAY) $(FLIGHTREC)
 
 $(B)/rt/%.o: %.c config.mk
 	$(call msg,CC,$@)
@@ -144,6 +149,25 @@ $(B)/include/ovni.h: ovni-rt/ovni.h
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
 
+# cacheray-rt: linked instead of TSan's runtime (.so or .a) or preloaded; it defines libc
+# names (memcpy, malloc, exec*, ...) with their own prototypes
+CFLAGS_cr_intercept := -fno-builtin -fno-tree-loop-distribute-patterns
+CFLAGS_cr_wrap := -fno-builtin
+$(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(LIBRECORD_RT)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ $(CACHERAY_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \
+		-Wl,-z,defs -Wl,--version-script=cacheray-rt/exports.map
+
+$(B)/lib/flightrec/libcacheray-rt.a: $(CACHERAY_OBJS) $(REC_RT_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/include/cacheray_rtta.h: cacheray-rt/cacheray_rtta.h
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
 $(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
@@ -169,6 +193,7 @@ install: all
 	$(Q)install -m 755 $(LIBMCOUNT) $(PREFIX)/lib/flightrec/libmcount.so
 	$(Q)$(if $(XRAY_SRCS),install -m 755 $(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a $(PREFIX)/lib/flightrec/)
 	$(Q)$(if $(OVNI_SRCS),install -d $(PREFIX)/include && install -m 755 $(B)/lib/libovni.so.1 $(PREFIX)/lib/ && ln -sf libovni.so.1 $(PREFIX)/lib/libovni.so && install -m 644 ovni-rt/ovni.h $(PREFIX)/include/ovni.h)
+	$(Q)$(if $(CACHERAY_SRCS),install -m 755 $(B)/lib/flightrec/libcacheray-rt.so $(PREFIX)/lib/flightrec/ && install -m 644 $(B)/lib/flightrec/libcacheray-rt.a $(PREFIX)/lib/flightrec/ && install -d $(PREFIX)/include && install -m 644 cacheray-rt/cacheray_rtta.h $(PREFIX)/include/cacheray_rtta.h)
 
 clean:
 	$(Q)rm -rf $(B)
