@@ -21,6 +21,7 @@
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
 #include "xray-rt/fdr_encode.h"
+#include "xray-rt/xray_asm.h"
 
 /* internal to the runtime: direct (not GOT) access from the hot path */
 #pragma GCC visibility push(hidden)
@@ -33,8 +34,9 @@ struct xr_frame {
 
 struct xr_thread {
 	uint64_t last_tsc;        /* TSC of the last timestamped record of this thread's stream */
-	uint32_t cpu;             /* CPU named by the stream's last NewCPUId, + 1; 0: none yet,
-				   * so the next record starts with a NewCPUId (new chunk, start) */
+	uint32_t cpu;             /* CPU named by the stream's last NewCPUId, + XR_CPU_BIAS; 0:
+				   * none yet, so the next record starts with a NewCPUId (new
+				   * chunk, start) */
 	uint32_t depth;           /* frames on stack[] */
 	struct xr_frame stack[];  /* xr_max_stack entries */
 };
@@ -54,11 +56,12 @@ static inline struct xr_thread *xr_thread_of(struct rec_thread *t)
 	return (struct xr_thread *)rec_thread_fe(t);
 }
 
+/* the CPU this thread runs on, + XR_CPU_BIAS (xr_thread.cpu's encoding) */
 static inline uint32_t xr_cpu_now(void)
 {
 	uint32_t cpu;
 	__asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(cpu) : "r"(xr_cpu_off));
-	return cpu;
+	return cpu + XR_CPU_BIAS;
 }
 
 static inline uint64_t xr_rdtsc(void)
@@ -69,19 +72,19 @@ static inline uint64_t xr_rdtsc(void)
 }
 
 /*
- * Write the time reference a record at `tsc` on `cpu` needs before it, if any: a NewCPUId when
+ * Write the time reference a record at `tsc` on CPU `cpub` - XR_CPU_BIAS needs before it, if any: a NewCPUId when
  * the CPU changed (or the stream has none yet), a TSCWrap when the delta from the previous
  * record does not fit in 31 bits or went backwards. Returns where the record goes; *delta is
  * its delta. The caller made room for 16 more bytes than the record.
  */
-static inline uint8_t *xr_put_time(struct xr_thread *xt, uint8_t *p, uint64_t tsc, uint32_t cpu1,
+static inline uint8_t *xr_put_time(struct xr_thread *xt, uint8_t *p, uint64_t tsc, uint32_t cpub,
 				   uint32_t *delta)
 {
 	uint64_t d = tsc - xt->last_tsc;
 
-	if (__builtin_expect(cpu1 != xt->cpu, 0)) {
-		fdr_put_new_cpu(p, (uint16_t)(cpu1 - 1), tsc);
-		xt->cpu = cpu1;
+	if (__builtin_expect(cpub != xt->cpu, 0)) {
+		fdr_put_new_cpu(p, (uint16_t)(cpub - XR_CPU_BIAS), tsc);
+		xt->cpu = cpub;
 		p += FDR_META_SIZE;
 		d = 0;
 	} else if (__builtin_expect(d > FDR_DELTA_MAX, 0)) {

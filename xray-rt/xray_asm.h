@@ -21,6 +21,9 @@
 #define XR_X_DEPTH (XR_T_FE + 12)
 #define XR_X_STACK (XR_T_FE + 16)
 #define XR_FRAME_SHIFT 4 /* sizeof(struct xr_frame) == 16: slot, then fid and owed */
+/* xr_thread.cpu holds the CPU number + XR_CPU_BIAS, so that 0 ("no NewCPUId yet") is never a
+ * value rseq's cpu_id can give: a CPU number, -1 (not registered) or -2 (registration failed) */
+#define XR_CPU_BIAS 3
 /* struct rec_chunk */
 #define XR_C_COMMITTED 16
 #define XR_C_DATA 64

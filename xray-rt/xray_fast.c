@@ -74,7 +74,7 @@ int xray_entry_fast(uint32_t fid, uintptr_t slot)
 		return 1;
 	}
 	tsc = xr_rdtsc();
-	p = xr_put_time(xt, p, tsc, xr_cpu_now() + 1, &delta);
+	p = xr_put_time(xt, p, tsc, xr_cpu_now(), &delta);
 	fdr_put_fn(p, FDR_ENTER, fid, delta);
 	t->pos = p + FDR_FN_SIZE;
 	f = &xt->stack[d];
@@ -119,7 +119,7 @@ int xray_exit_fast(uint32_t fid, uintptr_t slot, uint32_t type)
 		return 1;
 	}
 	tsc = xr_rdtsc();
-	p = xr_put_time(xt, p, tsc, xr_cpu_now() + 1, &delta);
+	p = xr_put_time(xt, p, tsc, xr_cpu_now(), &delta);
 	fdr_put_fn(p, type, f->fid, delta);
 	t->pos = p + FDR_FN_SIZE;
 	xt->depth = d - 1;

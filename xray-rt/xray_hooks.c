@@ -52,7 +52,7 @@ static int xr_write_fn(struct rec_thread *t, struct xr_thread *xt, unsigned type
 
 	if (unlikely(!p))
 		return -1;
-	p = xr_put_time(xt, p, xr_rdtsc(), xr_cpu_now() + 1, &delta);
+	p = xr_put_time(xt, p, xr_rdtsc(), xr_cpu_now(), &delta);
 	fdr_put_fn(p, type, fid, delta);
 	p += FDR_FN_SIZE;
 	if (arg) {
@@ -194,7 +194,7 @@ void xray_custom_hook(const void *data, size_t size)
 	p = xr_room(t, xt, 2 * FDR_META_SIZE + size);
 	if (!p)
 		goto out;
-	p = xr_put_time(xt, p, xr_rdtsc(), xr_cpu_now() + 1, &delta);
+	p = xr_put_time(xt, p, xr_rdtsc(), xr_cpu_now(), &delta);
 	fdr_put_custom_v5(p, (int32_t)size, (int32_t)delta);
 	p += FDR_META_SIZE;
 	xr_copy(p, data, size);

@@ -101,21 +101,21 @@
 	movq %fs:(%r11), %r11
 .endm
 
-/* %rdx = rdtsc; %eax = the CPU number + 1 (xr_thread.cpu's encoding) */
+/* %rdx = rdtsc; %eax = the CPU number + XR_CPU_BIAS (xr_thread.cpu's encoding) */
 .macro TSC_CPU
 	rdtsc
 	shlq $32, %rdx
 	orq %rax, %rdx
 	movq xr_cpu_off(%rip), %rax
 	movl %fs:(%rax), %eax
-	incl %eax
+	addl $XR_CPU_BIAS, %eax
 .endm
 
-/* at %rsi, a NewCPUId for CPU %eax - 1 at TSC %rdx (clobbers %rax, \tmp); %rsi += 16, %rax = 0
- * (the delta of the record that follows) */
+/* at %rsi, a NewCPUId for CPU %eax - XR_CPU_BIAS at TSC %rdx (clobbers %rax, \tmp); %rsi += 16,
+ * %rax = 0 (the delta of the record that follows) */
 .macro PUT_NEW_CPU tmp
 	movl %eax, XR_X_CPU(%r11)
-	decl %eax
+	subl $XR_CPU_BIAS, %eax
 	movzwl %ax, %eax
 	shlq $8, %rax
 	movq %rdx, \tmp

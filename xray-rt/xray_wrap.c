@@ -6,6 +6,8 @@
  *                    rt writes none, and `llvm-xray account` then rejects the log). Jumps we
  *                    do not see (libc-internal ones) are caught up at the next exit: an exit
  *                    pops every frame below its own first (xray_hooks.c).
+ *   __cxa_begin_catch  frames an exception unwound (below the catching frame) end at the catch
+ *                    (without it they would end at the catching frame's next exit)
  *   pthread_exit     the thread's open frames end now
  *   exec*            the log is written before the image is replaced; a custom environment
  *                    gets LD_PRELOAD and FLIGHTREC_DIR back so the next image records too
@@ -84,6 +86,21 @@ XR_EXPORT __attribute__((noreturn)) void __longjmp_chk(void *env, int val)
 	XR_REAL(xr_real_longjmp_chk, "__longjmp_chk");
 	xr_unwind_to(xr_jmpbuf_sp(env));
 	xr_real_longjmp_chk(env, val);
+}
+
+/* --- C++ exceptions ------------------------------------------------------------------- */
+
+typedef void *(*xr_catch_fn)(void *);
+static xr_catch_fn xr_real_cxa_begin_catch;
+
+/* Called from the catching function's landing pad: that frame is live, every instrumented
+ * frame below its stack pointer was unwound. (Built with frame pointers: our frame address
+ * + 16 is the caller's stack pointer before the call.) */
+XR_EXPORT void *__cxa_begin_catch(void *exc)
+{
+	XR_REAL(xr_real_cxa_begin_catch, "__cxa_begin_catch");
+	xr_unwind_to((uintptr_t)__builtin_frame_address(0) + 16);
+	return xr_real_cxa_begin_catch(exc);
 }
 
 /* --- threads ------------------------------------------------------------------------ */
