@@ -1,0 +1,254 @@
+/*
+ * cr_main: cacheray-rt's front end: CACHERAY_OPTIONS, where the trace goes, start-up (lazy, at
+ * the first __tsan_init or record), the slow path of every record, and shut-down.
+ *
+ * Start-up. Each instrumented module's constructor calls __tsan_init: that notes the module as
+ * instrumented (cr_modules.c) and starts the session, which creates the trace file, as
+ * Cacheray's runtime does. Nothing starts a session in a program that calls no __tsan_* hook
+ * and no RTTA function (a shell that inherited LD_PRELOAD writes nothing), and a preloaded copy
+ * of the runtime in a program that links libcacheray-rt.a never sees a hook, so it stays idle.
+ *
+ * Where the trace goes: CACHERAY_OPTIONS=tracefile=PATH (default cacheray.trace); a relative
+ * PATH is taken in $FLIGHTREC_DIR (what `flightrec record -d DIR` sets), else in the current
+ * directory, as Cacheray does. The rings and the runtime's stats (.flightrec/) go to
+ * $FLIGHTREC_DIR, else next to the trace.
+ *
+ * enabled=0 records nothing and writes nothing (not even an empty trace). Options Cacheray does
+ * not have: malloc=0|1|auto (RTTA records for malloc/calloc/realloc/free calls of instrumented
+ * code; auto: on when the runtime is LD_PRELOADed, for modules that do not call the MallocTracker
+ * hooks themselves) and memfuncs=0|1 (memcpy/memmove/memset called by instrumented code are
+ * recorded as ranges, as TSan checks them; default 1).
+ *
+ * Full buffers: the block policy, and no time-out unless FLIGHTREC_BLOCK_MS says otherwise: a
+ * cache simulation needs every access, so a thread waits for the flusher as long as it takes.
+ */
+#include "cacheray-rt/internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct cr_options cr_opts;
+int cr_disabled;
+char cr_trace_path[REC_PATH_MAX];
+
+/* --- CACHERAY_OPTIONS ---------------------------------------------------------------------- */
+
+void cr_options_defaults(struct cr_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	memcpy(o->tracefile, "cacheray.trace", sizeof("cacheray.trace"));
+	o->enabled = 1;
+	o->malloc_mode = CR_MALLOC_AUTO;
+	o->memfuncs = 1;
+}
+
+static int cr_flag(const char *key, const char *v, size_t vlen, int *out, int allow_auto)
+{
+	if (vlen == 1 && (v[0] == '0' || v[0] == '1')) {
+		*out = v[0] - '0';
+		return 0;
+	}
+	if (allow_auto && vlen == 4 && !strncmp(v, "auto", 4)) {
+		*out = CR_MALLOC_AUTO;
+		return 0;
+	}
+	rec_warn("cacheray-rt: CACHERAY_OPTIONS: %s=%.*s is not 0 or 1%s, ignored", key, (int)vlen,
+		 v, allow_auto ? " or auto" : "");
+	return -1;
+}
+
+/* Cacheray's grammar: pairs separated by ':' (empty ones skipped), the key up to the first '=',
+ * the value after it (may be empty, may hold '='). enabled is on unless the value is "0". */
+void cr_options_parse(const char *s, struct cr_options *o)
+{
+	cr_options_defaults(o);
+	while (s && *s) {
+		const char *pair = s, *end = strchr(s, ':'), *eq;
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+
+		s = end ? end + 1 : s + len;
+		if (len == 0)
+			continue;
+		eq = memchr(pair, '=', len);
+		size_t klen = eq ? (size_t)(eq - pair) : len;
+		const char *v = eq ? eq + 1 : pair + len;
+		size_t vlen = len - (size_t)(v - pair);
+
+		if (klen == 9 && !strncmp(pair, "tracefile", 9)) {
+			if (vlen == 0 || vlen >= sizeof(o->tracefile)) {
+				rec_warn("cacheray-rt: CACHERAY_OPTIONS: tracefile is %s, using %s",
+					 vlen ? "too long" : "empty", o->tracefile);
+				continue;
+			}
+			memcpy(o->tracefile, v, vlen);
+			o->tracefile[vlen] = '\0';
+			o->tracefile_set = 1;
+		} else if (klen == 7 && !strncmp(pair, "enabled", 7)) {
+			o->enabled = !(vlen == 1 && v[0] == '0');
+		} else if (klen == 6 && !strncmp(pair, "malloc", 6)) {
+			cr_flag("malloc", v, vlen, &o->malloc_mode, 1);
+		} else if (klen == 8 && !strncmp(pair, "memfuncs", 8)) {
+			cr_flag("memfuncs", v, vlen, &o->memfuncs, 0);
+		} else {
+			rec_warn("cacheray-rt: CACHERAY_OPTIONS: unknown option '%.*s', ignored",
+				 (int)klen, pair);
+		}
+	}
+}
+
+static pthread_once_t cr_once = PTHREAD_ONCE_INIT;
+
+static void cr_init(void)
+{
+	int saved = errno;
+
+	cr_options_parse(getenv("CACHERAY_OPTIONS"), &cr_opts);
+	if (!cr_opts.enabled)
+		cr_disabled = 1;
+	cr_intercept_init();
+	errno = saved;
+}
+
+void cr_init_once(void)
+{
+	pthread_once(&cr_once, cr_init);
+}
+
+/* --- the session -------------------------------------------------------------------------- */
+
+/* The trace's absolute path; without FLIGHTREC_DIR the rings go next to it. `cfg` is the
+ * session's own configuration, still being set up (no thread records yet). */
+static void cr_configured(const struct rec_config *cfg)
+{
+	const char *tf = cr_opts.tracefile;
+	char base[REC_PATH_MAX], cwd[REC_PATH_MAX];
+	int from_env = getenv("FLIGHTREC_DIR") && *getenv("FLIGHTREC_DIR");
+
+	if (!getenv("FLIGHTREC_BLOCK_MS"))
+		rec_sess.cfg.block_ms = 3600000; /* as long as it takes (the maximum) */
+
+	if (tf[0] == '/') {
+		rec_snprintf(cr_trace_path, sizeof(cr_trace_path), "%s", tf);
+	} else {
+		if (cfg->dir[0] == '/')
+			rec_snprintf(base, sizeof(base), "%s", cfg->dir);
+		else if (getcwd(cwd, sizeof(cwd)))
+			rec_snprintf(base, sizeof(base), "%s/%s", cwd, cfg->dir);
+		else
+			rec_snprintf(base, sizeof(base), "%s", cfg->dir);
+		/* "./x" -> "x": cosmetic only */
+		size_t n = strlen(base);
+		if (n >= 2 && !strcmp(base + n - 2, "/."))
+			base[n - 2] = '\0';
+		rec_snprintf(cr_trace_path, sizeof(cr_trace_path), "%s/%s", base[0] ? base : "",
+			     tf);
+	}
+	if (!from_env) {
+		char *slash = strrchr(cr_trace_path, '/');
+		size_t len = slash ? (size_t)(slash - cr_trace_path) : 0;
+		if (len == 0)
+			len = 1; /* "/" */
+		if (len < sizeof(rec_sess.cfg.dir)) {
+			memcpy(rec_sess.cfg.dir, cr_trace_path, len);
+			rec_sess.cfg.dir[len] = '\0';
+		}
+	}
+}
+
+struct rec_frontend rec_frontend_self_storage = {
+	.name = "cacheray-rt",
+	.defaults = { .dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK },
+	.sink = &rec_sink_cacheray,
+	.thread_size = 0,
+	.configured = cr_configured,
+};
+
+struct rec_thread *cr_thread(int start)
+{
+	struct rec_thread *t = rec_self;
+	int saved;
+
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX))
+		return t;
+	if (t == REC_THREAD_OFF)
+		return NULL;
+	if (t == REC_THREAD_DEAD)
+		return start ? rec_thread_get_slow() : NULL; /* counts it as lost_dead */
+	/* interposed libc functions only join a session that runs: they are called from the
+	 * session's own start-up (and we must not start it from there) */
+	if (!start && __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+		return NULL;
+	saved = errno;
+	cr_init_once();
+	if (cr_disabled) {
+		rec_self = REC_THREAD_OFF;
+		errno = saved;
+		return NULL;
+	}
+	t = rec_thread_get_slow();
+	if (!t && rec_self == NULL) {
+		int st = __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE);
+		/* never going to record: later events take the cheapest way out */
+		if (st == REC_SESSION_OFF || st == REC_SESSION_FINISHED)
+			rec_self = REC_THREAD_OFF;
+	}
+	errno = saved;
+	return t;
+}
+
+void cr_access_slow(unsigned tag, uintptr_t addr, unsigned size)
+{
+	struct rec_thread *t = cr_thread(1);
+	uint8_t *p;
+
+	if (!t)
+		return;
+	if (t->busy) {
+		rec_count_lost(t, REC_LOST_NESTED, 1);
+		return;
+	}
+	t->busy = 1;
+	CR_BARRIER();
+	p = rec_reserve(t, CR_ACCESS_BYTES);
+	if (p) {
+		cr_put_access(p, tag, addr, size, (uint64_t)(uint32_t)t->tid);
+		rec_commit(t);
+	}
+	CR_BARRIER();
+	t->busy = 0;
+}
+
+/* --- the instrumentation's entry points ----------------------------------------------------- */
+
+/* Called by every instrumented module's constructor. */
+CR_EXPORT void __tsan_init(void)
+{
+	cr_module_note((uintptr_t)__builtin_return_address(0));
+	cr_thread(1);
+}
+
+/* --- shut-down ---------------------------------------------------------------------------- */
+
+void cr_finish(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    getpid() != rec_sess.pid)
+		return; /* not started, already finished, or a vfork child sharing our memory */
+	rec_session_finish();
+}
+
+/* Preloaded, this runs before the program's constructors; linked in (libcacheray-rt.a), among
+ * the first. It only finds the real libc functions; the session starts at the first hook. */
+__attribute__((constructor(101))) static void cr_ctor(void)
+{
+	cr_init_once();
+}
+
+/* Preloaded or linked in, this runs after the program's own destructors. */
+__attribute__((destructor(101))) static void cr_dtor(void)
+{
+	cr_finish();
+}

@@ -1,0 +1,191 @@
+/*
+ * cacheray-rt internal header: the Cacheray record encoding and the inline hot path shared by
+ * the callback files (prefix cr_).
+ *
+ * Records (shared/formats/cacheray.md; host byte order, no header, no padding):
+ *   READ/WRITE   tag u8, addr u64, size u8, tid u64                        18 bytes
+ *   RTTA_ADD     tag u8, addr u64, tid u64, elemsize u32, elemcount u32,
+ *                name length u32, name bytes (no NUL)                      29 + len bytes
+ *   RTTA_REMOVE  tag u8, addr u64, tid u64                                 17 bytes
+ * A record is written whole into the thread's current chunk (rec_reserve), so a chunk holds
+ * whole records only and the trace file, a concatenation of chunks, stays framed.
+ *
+ * The hot path (cr_access): one TLS load, the busy guard (one 16-bit load, like libmcount's fast
+ * paths), the room check, three stores for the record, the bump of `pos` and the store-release
+ * of the committed length. No lock, no atomic read-modify-write, no syscall, no call. Everything
+ * else (first event of a thread, full chunk, nested hook, disabled recording) goes to
+ * cr_access_slow, which handles every case.
+ *
+ * The busy guard: a hook that runs while another hook of the same thread is between reserving
+ * and committing (an instrumented signal handler) must not write into the same bytes; it takes
+ * the slow path, which records nothing and counts the event as lost_nested.
+ */
+#ifndef CACHERAY_RT_INTERNAL_H
+#define CACHERAY_RT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+#include "librecord/rec_util.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "cacheray-rt writes little-endian records with word stores"
+#endif
+
+/* internal to the runtime: direct (not GOT) access from the hot path */
+#pragma GCC visibility push(hidden)
+
+#define CR_EXPORT __attribute__((visibility("default")))
+#define CR_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+enum cr_tag {
+	CR_READ = 0x00,
+	CR_WRITE = 0x01,
+	CR_RTTA_ADD = 0x02,
+	CR_RTTA_REMOVE = 0x03,
+	CR_ATOMIC = 0x40,
+	CR_UNALIGNED = 0x80,
+};
+
+#define CR_ACCESS_BYTES 18u
+#define CR_REMOVE_BYTES 17u
+#define CR_ADD_FIXED_BYTES 29u
+/* longest type name written; longer ones are cut (a record must fit in the smallest chunk) */
+#define CR_NAME_MAX 4000u
+/* the largest access one record holds; longer ranges are cut (cr_range) */
+#define CR_SIZE_MAX 255u
+
+/* CACHERAY_OPTIONS and what start-up decided (cr_main.c) */
+struct cr_options {
+	char tracefile[REC_PATH_MAX]; /* as given: absolute, or relative to the output directory */
+	int enabled;                  /* enabled=0: record nothing, write nothing */
+	int malloc_mode;              /* malloc=0|1|auto: RTTA records for malloc & co. */
+	int memfuncs;                 /* memfuncs=0|1: record memcpy/memset/memmove ranges */
+	int tracefile_set;            /* tracefile= was given */
+};
+
+enum { CR_MALLOC_OFF = 0, CR_MALLOC_ON = 1, CR_MALLOC_AUTO = 2 };
+
+/* Parse "key=value:key=value" into o (defaults first); unknown keys and bad values get one
+ * warning each, as Cacheray's own parser does. Pure: no global state (unit-tested). */
+void cr_options_parse(const char *s, struct cr_options *o);
+void cr_options_defaults(struct cr_options *o);
+
+extern struct cr_options cr_opts;
+/* 1 once start-up found recording disabled (enabled=0, AT_SECURE, failed set-up) */
+extern int cr_disabled;
+/* the absolute path of the trace file (sink_cacheray.c) */
+extern char cr_trace_path[REC_PATH_MAX];
+extern const struct rec_sink rec_sink_cacheray;
+
+/* --- the record writers ------------------------------------------------------------------ */
+
+static inline void cr_put_access(uint8_t *p, unsigned tag, uintptr_t addr, unsigned size,
+				 uint64_t tid)
+{
+	/* bytes 0-7: tag, addr[0..6]; 8-15: addr[7], size, tid[0..5]; 16-17: tid[6..7] */
+	uint64_t w0 = (uint64_t)tag | ((uint64_t)addr << 8);
+	uint64_t w1 = ((uint64_t)addr >> 56) | ((uint64_t)(size & 0xff) << 8) | (tid << 16);
+	uint16_t w2 = (uint16_t)(tid >> 48);
+
+	memcpy(p, &w0, 8);
+	memcpy(p + 8, &w1, 8);
+	memcpy(p + 16, &w2, 2);
+}
+
+static inline void cr_put_remove(uint8_t *p, uintptr_t addr, uint64_t tid)
+{
+	uint64_t a = addr;
+
+	p[0] = CR_RTTA_REMOVE;
+	memcpy(p + 1, &a, 8);
+	memcpy(p + 9, &tid, 8);
+}
+
+static inline void cr_put_add(uint8_t *p, uintptr_t addr, uint64_t tid, uint32_t elem_size,
+			      uint32_t elem_count, const char *name, uint32_t len)
+{
+	uint64_t a = addr;
+
+	p[0] = CR_RTTA_ADD;
+	memcpy(p + 1, &a, 8);
+	memcpy(p + 9, &tid, 8);
+	memcpy(p + 17, &elem_size, 4);
+	memcpy(p + 21, &elem_count, 4);
+	memcpy(p + 25, &len, 4);
+	memcpy(p + 29, name, len);
+}
+
+/* --- the hot path ------------------------------------------------------------------------- */
+
+/* Every case the inline path declines: first event, nested hook, full chunk, recording off. */
+void cr_access_slow(unsigned tag, uintptr_t addr, unsigned size);
+
+static inline __attribute__((always_inline)) void cr_access(unsigned tag, uintptr_t addr,
+							    unsigned size)
+{
+	struct rec_thread *t = rec_self;
+	uint8_t *p;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)) {
+		cr_access_slow(tag, addr, size);
+		return;
+	}
+	p = t->pos;
+	if (unlikely(*(volatile uint16_t *)&t->busy || (size_t)(t->end - p) < CR_ACCESS_BYTES)) {
+		cr_access_slow(tag, addr, size);
+		return;
+	}
+	t->busy = 1;
+	CR_BARRIER();
+	cr_put_access(p, tag, addr, size, (uint64_t)(uint32_t)t->tid);
+	t->pos = p + CR_ACCESS_BYTES;
+	rec_commit(t);
+	CR_BARRIER();
+	t->busy = 0;
+}
+
+/* The UNALIGNED flag of an access that the compiler reported as aligned: set when the address
+ * is not a multiple of the (power of two) size. */
+static inline unsigned cr_misaligned(uintptr_t addr, unsigned size)
+{
+	return (addr & (size - 1)) ? CR_UNALIGNED : 0;
+}
+
+/* A range [addr, addr + n) as records of at most CR_SIZE_MAX bytes (cr_access.c). */
+void cr_range(unsigned tag, uintptr_t addr, size_t n);
+
+/* RTTA records (cr_rtta.c); both start the session if needed. */
+void cr_rtta_add(uintptr_t addr, const char *name, uint64_t elem_size, uint64_t elem_count);
+void cr_rtta_remove(uintptr_t addr);
+
+/* The calling thread's state for a record, starting the session when `start` (a __tsan_*
+ * hook or the RTTA API; interposed libc functions never start it). NULL: do not record. */
+struct rec_thread *cr_thread(int start);
+
+/* --- instrumented code (cr_modules.c) ----------------------------------------------------- */
+
+/* Note the module holding `pc` (the caller of __tsan_init) as instrumented. */
+void cr_module_note(uintptr_t pc);
+/* Is `pc` in the code of an instrumented module? (lock-free; a few compares) */
+int cr_module_has(uintptr_t pc);
+/* Is `pc` in an instrumented module that does not call the MallocTracker hooks itself? */
+int cr_module_wants_malloc_rtta(uintptr_t pc);
+
+/* --- start-up (cr_main.c) ----------------------------------------------------------------- */
+
+/* Read CACHERAY_OPTIONS once (idempotent, any thread). */
+void cr_init_once(void);
+/* Finish this image's trace (destructor, _exit, exec); a vfork child does nothing. */
+void cr_finish(void);
+/* Interposed libc functions (cr_intercept.c): find the real ones (constructor). */
+void cr_intercept_init(void);
+/* The trace file descriptor (sink_cacheray.c), -1 when none; exec keeps it (cr_wrap.c). */
+int cr_trace_fd(void);
+
+#pragma GCC visibility pop
+
+#endif
