@@ -16,6 +16,7 @@ static const struct cli_format *const formats[] = {
 	&cli_format_uftrace,
 	&cli_format_xray,
 	&cli_format_ovni,
+	&cli_format_cacheray,
 	/* next: XRay FDR log, ovni directory, Cacheray trace, GDB tfile */
 };
 

@@ -43,5 +43,6 @@ const struct cli_format *cli_format_detect(const char *path);
 extern const struct cli_format cli_format_uftrace;
 extern const struct cli_format cli_format_xray;
 extern const struct cli_format cli_format_ovni;
+extern const struct cli_format cli_format_cacheray;
 
 #endif /* FLIGHTREC_CLI_FORMAT_H */
