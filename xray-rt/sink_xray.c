@@ -11,6 +11,13 @@
  * blocks with a comparator that is not a strict weak order: past 16 blocks the order breaks)
  * at any trace size; BufferExtents counts 64 bits.
  *
+ * A thread whose stream has a gap (a chunk the overwrite policy reused, or a failed write: the
+ * flusher reports `lost_before`) may have exit records whose entries are gone, which
+ * llvm-xray's account and stack reject. Its spool is renamed <name>.lossy at the first gap, and
+ * at assembly such exits are left out, their TSC deltas carried to the next record (a TSCWrap
+ * when the sum overflows). Streams without a gap are balanced by construction (xray_hooks.c)
+ * and copied as they are.
+ *
  * Threads are written by their first TSC. `llvm-xray account` checks every record against the
  * first record it replays, taken from the thread its block index iterates first
  * (xray_order.h); when that thread does not hold the log's earliest record, its block starts
@@ -42,12 +49,15 @@ char xr_logfile_base[REC_PATH_MAX];
 static char xr_prog[256];
 
 #define XR_MARKER "flightrec: trace start"
+#define XR_LOSSY ".lossy"
 
 struct xr_spool {
 	int32_t tid;
+	int lossy;         /* the stream has gaps: leave out exits without their entry */
 	uint16_t cpu;      /* of the stream's first record */
 	uint64_t tsc;      /* the stream's first TSC */
 	uint64_t size;     /* bytes of stream */
+	uint64_t out_size; /* bytes of it that go in the log */
 	char name[64];
 };
 
@@ -102,8 +112,15 @@ static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
 static int xray_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			    size_t len, uint64_t lost_before)
 {
-	(void)s;
-	(void)lost_before; /* FDR has no loss record: losses are in the runtime's stats file */
+	/* FDR has no loss record (losses are in the runtime's stats file), but a gap in the
+	 * stream marks the spool for repair at assembly; sink_priv remembers it is marked */
+	if (lost_before && !t->sink_priv) {
+		char name[64], lossy[80];
+		xr_spool_name(name, sizeof(name), s, t->tid);
+		rec_snprintf(lossy, sizeof(lossy), "%s" XR_LOSSY, name);
+		if (renameat(s->ringdirfd, name, s->ringdirfd, lossy) == 0)
+			t->sink_priv = (void *)1;
+	}
 	if (t->sink_fd < 0)
 		return -1;
 	return rec_write_all(t->sink_fd, data, len);
@@ -149,9 +166,12 @@ static size_t xr_scan_spools(struct rec_session *s, struct xr_spool *out, size_t
 			if (out && n < max) {
 				char *end;
 				long tid = strtol(de->name + plen, &end, 10);
-				if (*end || tid <= 0 || strlen(de->name) >= sizeof(out[n].name))
+				int lossy = strcmp(end, XR_LOSSY) == 0;
+				if ((*end && !lossy) || tid <= 0 ||
+				    strlen(de->name) >= sizeof(out[n].name))
 					continue;
 				out[n].tid = (int32_t)tid;
+				out[n].lossy = lossy;
 				rec_snprintf(out[n].name, sizeof(out[n].name), "%s", de->name);
 			}
 			n++;
@@ -160,6 +180,8 @@ static size_t xr_scan_spools(struct rec_session *s, struct xr_spool *out, size_t
 	close(fd);
 	return n;
 }
+
+static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp, int out);
 
 /* Size and first record of a spool; 0 when it holds a stream that starts right. */
 static int xr_spool_stat(struct rec_session *s, struct xr_spool *sp)
@@ -180,6 +202,13 @@ static int xr_spool_stat(struct rec_session *s, struct xr_spool *sp)
 	sp->size = (uint64_t)st.st_size;
 	memcpy(&sp->cpu, first + 1, 2);
 	memcpy(&sp->tsc, first + 3, 8);
+	sp->out_size = sp->size;
+	if (sp->lossy) {
+		int64_t r = xr_repair_spool(s, sp, -1);
+		if (r < FDR_META_SIZE + FDR_FN_SIZE)
+			return -1;
+		sp->out_size = (uint64_t)r;
+	}
 	return 0;
 }
 
@@ -216,14 +245,132 @@ static int xr_put_block_head(int fd, const struct rec_session *s, int32_t tid, u
 	return rec_write_all(fd, m, sizeof(m));
 }
 
+/*
+ * The stream of a spool with gaps, without its exits that have no entry before them in the
+ * stream. Counts the bytes that would be written when out < 0; writes them otherwise. Returns
+ * the byte count, or -1 on a write error. Walks our own encoding (trusted: we wrote it).
+ */
+static int64_t xr_repair(const uint8_t *d, uint64_t n, int out)
+{
+	uint64_t pos = 0, run = 0, depth = 0, carry = 0, tsc = 0, total = 0;
+
+#define XR_FLUSH_RUN(upto)                                                                  \
+	do {                                                                                \
+		if ((upto) > run && out >= 0 && rec_write_all(out, d + run, (upto) - run) < 0) \
+			return -1;                                                          \
+		total += (upto) - run;                                                      \
+	} while (0)
+
+	while (pos < n) {
+		const uint8_t *p = d + pos;
+		uint64_t size = FDR_META_SIZE, head = FDR_META_SIZE, delta_off = 0;
+		int64_t delta = 0; /* of a timestamped record: function (u32), custom event (i32) */
+		int timed = 0;
+
+		if (!(p[0] & 1)) {
+			uint32_t w, d32;
+			unsigned type;
+			size = head = FDR_FN_SIZE;
+			if (pos + size > n)
+				break;
+			memcpy(&w, p, 4);
+			memcpy(&d32, p + 4, 4);
+			delta = d32;
+			type = (w >> 1) & 7;
+			if (type == FDR_ENTER || type == FDR_ENTER_ARGS) {
+				depth++;
+			} else if (depth == 0) {
+				/* an exit whose entry is gone: leave it out, keep its time */
+				XR_FLUSH_RUN(pos);
+				carry += d32;
+				tsc += d32;
+				pos += size;
+				run = pos;
+				continue;
+			} else {
+				depth--;
+			}
+			timed = 1;
+			delta_off = 4;
+		} else {
+			unsigned kind = p[0] >> 1;
+			if (pos + size > n)
+				break;
+			if (kind == FDR_NEW_CPU || kind == FDR_TSC_WRAP) {
+				memcpy(&tsc, p + (kind == FDR_NEW_CPU ? 3 : 1), 8);
+				carry = 0; /* an absolute time base */
+			} else if (kind == FDR_CUSTOM_EVENT) {
+				int32_t esize, d32;
+				memcpy(&esize, p + 1, 4);
+				memcpy(&d32, p + 5, 4);
+				size += esize > 0 ? (uint64_t)esize : 0;
+				delta = d32;
+				timed = 1;
+				delta_off = 5;
+			}
+			if (pos + size > n)
+				break;
+		}
+		if (timed)
+			tsc += (uint64_t)delta;
+		if (timed && carry) {
+			/* this record's delta grows by what the left-out exits had */
+			uint8_t rec[FDR_META_SIZE], wrap[FDR_META_SIZE];
+			int64_t nd = delta + (int64_t)carry;
+			uint32_t nd32;
+			XR_FLUSH_RUN(pos);
+			if (nd < 0 || nd > (int64_t)FDR_DELTA_MAX) {
+				fdr_put_tsc_wrap(wrap, tsc);
+				if (out >= 0 && rec_write_all(out, wrap, sizeof(wrap)) < 0)
+					return -1;
+				total += sizeof(wrap);
+				nd = 0;
+			}
+			nd32 = (uint32_t)nd;
+			memcpy(rec, p, head);
+			memcpy(rec + delta_off, &nd32, 4);
+			if (out >= 0 && rec_write_all(out, rec, head) < 0)
+				return -1;
+			total += head;
+			run = pos + head; /* a custom event's payload goes out with the next run */
+			carry = 0;
+		}
+		pos += size;
+	}
+	XR_FLUSH_RUN(pos);
+#undef XR_FLUSH_RUN
+	return (int64_t)total;
+}
+
+/* Run xr_repair over a spool (mapped); the output size, or -1. */
+static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp, int out)
+{
+	int fd = openat(s->ringdirfd, sp->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	void *m;
+	int64_t r;
+
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, sp->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	r = xr_repair(m, sp->size, out);
+	munmap(m, sp->size);
+	return r;
+}
+
 static int xr_copy_spool(struct rec_session *s, const struct xr_spool *sp, int out, uint8_t *buf,
 			 size_t bufsize)
 {
-	int in = openat(s->ringdirfd, sp->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int in;
 	uint64_t left = sp->size;
 	loff_t off = 0;
 	int fast = 1;
 
+	if (sp->lossy)
+		return xr_repair_spool(s, sp, out) == (int64_t)sp->out_size ? 0 : -1;
+	in = openat(s->ringdirfd, sp->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return -1;
 	while (left > 0) {
@@ -355,7 +502,7 @@ static void xray_finish(struct rec_session *s)
 		/* the thread account replays first must not start later than the log does */
 		int marker = i == first && sp->tsc > v[0].tsc;
 		size_t mlen = sizeof(XR_MARKER) - 1;
-		uint64_t extent = 3 * FDR_META_SIZE + sp->size +
+		uint64_t extent = 3 * FDR_META_SIZE + sp->out_size +
 				  (marker ? 2 * FDR_META_SIZE + mlen : 0);
 
 		bad = xr_put_block_head(fd, s, sp->tid, marker ? v[0].tsc : sp->tsc, extent) < 0;
