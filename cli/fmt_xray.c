@@ -83,7 +83,8 @@ static bool xray_sniff(const char *path)
 	d = opendir(path);
 	while (d && !found && (de = readdir(d))) {
 		char *p;
-		if (strncmp(de->d_name, "xray-log.", 9) != 0 || !(p = rd_path_join(path, de->d_name)))
+		if (strncmp(de->d_name, "xray-log.", 9) != 0 ||
+		    !(p = rd_path_join(path, de->d_name)))
 			continue;
 		found = xfr_sniff_file(p);
 		free(p);
@@ -113,9 +114,10 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 			rd_error_print(stderr, &err);
 			ret = CLI_BAD_TRACE;
 		} else if (!o->quiet) {
-			printf("%s: ok (XRay FDR v%u, %" PRIu64 " threads, %" PRIu64 " blocks, %" PRIu64
-			       " records: %" PRIu64 " entries, %" PRIu64 " exits, %" PRIu64
-			       " tail exits, %" PRIu64 " arguments, %" PRIu64 " custom events)\n",
+			printf("%s: ok (XRay FDR v%u, %" PRIu64 " threads, %" PRIu64
+			       " blocks, %" PRIu64 " records: %" PRIu64 " entries, %" PRIu64
+			       " exits, %" PRIu64 " tail exits, %" PRIu64 " arguments, %" PRIu64
+			       " custom events)\n",
 			       v[i], h.version, c.threads, c.blocks, c.records, c.entries, c.exits,
 			       c.tail_exits, c.args, c.custom);
 		}
@@ -185,11 +187,11 @@ static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 		break;
 	case XFR_CUSTOM_EVENT:
 		if (h->version >= 5)
-			printf("CustomEvent size=%" PRId64 " delta=%+d tsc=%" PRIu64 " data=", r->ivalue,
-			       r->event_delta, r->tsc);
+			printf("CustomEvent size=%" PRId64 " delta=%+d tsc=%" PRIu64 " data=",
+			       r->ivalue, r->event_delta, r->tsc);
 		else
-			printf("CustomEvent size=%" PRId64 " tsc=%" PRIu64 " cpu=%u data=", r->ivalue,
-			       r->value, r->cpu);
+			printf("CustomEvent size=%" PRId64 " tsc=%" PRIu64 " cpu=%u data=",
+			       r->ivalue, r->value, r->cpu);
 		print_payload(r->payload, r->payload_len);
 		putchar('\n');
 		break;
@@ -208,7 +210,7 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 	size_t n;
 	char **v = xray_paths(path, &n);
 	int ret = CLI_OK;
-	struct dump_ctx d = { o };
+	struct dump_ctx d = {o};
 
 	if (!v || n == 0) {
 		free(v);
@@ -324,7 +326,7 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 {
 	size_t n;
 	char **v = xray_paths(path, &n);
-	struct st_ctx s = { 0 };
+	struct st_ctx s = {0};
 	uint64_t hz = 0;
 	int ret = CLI_OK;
 
@@ -356,7 +358,8 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 		       "tail_exits", "custom", "seconds");
 		for (size_t i = 0; i < s.nt; i++) {
 			struct st_thread *t = &s.t[i];
-			printf("%8d %8d %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %12.6f\n",
+			printf("%8d %8d %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+			       " %12.6f\n",
 			       t->pid, t->tid, t->entries, t->exits, t->tails, t->custom,
 			       hz ? (double)(t->last - t->first) / (double)hz : 0.0);
 			te += t->entries;

@@ -28,11 +28,11 @@ enum state {
 	ST_NONE,   /* outside a block */
 	ST_NEWBUF, /* NewBuffer seen */
 	ST_WALL,   /* WallClock seen */
-	ST_PID,    /* Pid seen */
+	ST_PID,	   /* Pid seen */
 	ST_BODY,   /* NewCPUId, TSCWrap, custom or typed event seen */
-	ST_FN,     /* a function record other than an entry with arguments */
+	ST_FN,	   /* a function record other than an entry with arguments */
 	ST_FNARG,  /* an entry with arguments */
-	ST_ARG,    /* a CallArgument */
+	ST_ARG,	   /* a CallArgument */
 };
 
 struct thr {
@@ -54,7 +54,7 @@ struct walk {
 	int32_t tid;
 	int64_t pid;
 	uint64_t tsc;
-	struct thr *cur;     /* the current block's thread, once its first NewCPUId is seen */
+	struct thr *cur; /* the current block's thread, once its first NewCPUId is seen */
 	struct thr *thr;
 	size_t nthr, capthr;
 };
@@ -82,10 +82,9 @@ static uint64_t le64(const uint8_t *p)
 
 const char *xfr_kind_name(int kind)
 {
-	static const char *const names[] = { "NewBuffer", "EndOfBuffer", "NewCPUId",
-					     "TSCWrap",	  "WallClock",	 "CustomEvent",
-					     "CallArgument", "BufferExtents", "TypedEvent",
-					     "Pid" };
+	static const char *const names[] = {
+		"NewBuffer",   "EndOfBuffer",  "NewCPUId",	"TSCWrap",    "WallClock",
+		"CustomEvent", "CallArgument", "BufferExtents", "TypedEvent", "Pid"};
 	if (kind == XFR_FUNCTION)
 		return "Function";
 	if (kind >= 0 && kind < (int)(sizeof(names) / sizeof(names[0])))
@@ -95,16 +94,20 @@ const char *xfr_kind_name(int kind)
 
 const char *xfr_fn_type_name(unsigned type)
 {
-	static const char *const names[] = { "Enter", "Exit", "TailExit", "EnterArgs" };
+	static const char *const names[] = {"Enter", "Exit", "TailExit", "EnterArgs"};
 	return type < 4 ? names[type] : "?";
 }
 
 static const char *state_name(enum state st)
 {
-	static const char *const names[] = { "outside a block", "after NewBuffer", "after WallClock",
-					     "after Pid", "in the block's body",
-					     "after a function record", "after an entry with arguments",
-					     "after a CallArgument" };
+	static const char *const names[] = {"outside a block",
+					    "after NewBuffer",
+					    "after WallClock",
+					    "after Pid",
+					    "in the block's body",
+					    "after a function record",
+					    "after an entry with arguments",
+					    "after a CallArgument"};
 	return names[st];
 }
 
@@ -167,9 +170,10 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		/* function record */
 		uint32_t word;
 		if (end - off < FNREC)
-			return FAIL(w, XFR_RULE_OVERREAD, off,
-				    "a function record crosses the end of its buffer (%llu bytes left)",
-				    (unsigned long long)(end - off));
+			return FAIL(
+				w, XFR_RULE_OVERREAD, off,
+				"a function record crosses the end of its buffer (%llu bytes left)",
+				(unsigned long long)(end - off));
 		word = le32(p);
 		r.kind = XFR_FUNCTION;
 		r.fn_type = (word >> 1) & 7;
@@ -177,9 +181,11 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		r.delta = le32(p + 4);
 		*size = FNREC;
 		if (r.fn_type > 3)
-			return FAIL(w, XFR_RULE_FN_TYPE, off, "function record of unknown type %u", r.fn_type);
+			return FAIL(w, XFR_RULE_FN_TYPE, off, "function record of unknown type %u",
+				    r.fn_type);
 		if (!in_body(w->st))
-			return FAIL(w, XFR_RULE_ORDER, off, "function record %s (before the block's first NewCPUId)",
+			return FAIL(w, XFR_RULE_ORDER, off,
+				    "function record %s (before the block's first NewCPUId)",
 				    state_name(w->st));
 		w->tsc += r.delta;
 		w->c.records++;
@@ -248,8 +254,8 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		break;
 	case XFR_WALLCLOCK:
 		if (w->st != ST_NEWBUF)
-			return FAIL(w, XFR_RULE_ORDER, off, "WallClock %s (it must follow NewBuffer)",
-				    state_name(w->st));
+			return FAIL(w, XFR_RULE_ORDER, off,
+				    "WallClock %s (it must follow NewBuffer)", state_name(w->st));
 		r.value = le64(p + 1);
 		r.ivalue = (int32_t)le32(p + 9);
 		next = ST_WALL;
@@ -257,7 +263,8 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 	case XFR_CUSTOM_EVENT:
 	case XFR_TYPED_EVENT:
 		if (!in_body(w->st))
-			return FAIL(w, XFR_RULE_ORDER, off, "%s event before the block's first NewCPUId",
+			return FAIL(w, XFR_RULE_ORDER, off,
+				    "%s event before the block's first NewCPUId",
 				    r.kind == XFR_CUSTOM_EVENT ? "custom" : "typed");
 		r.ivalue = (int32_t)le32(p + 1);
 		if (r.kind == XFR_TYPED_EVENT || v >= 5) {
@@ -300,9 +307,11 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		return FAIL(w, XFR_RULE_ORDER, off, "BufferExtents inside a buffer");
 	case XFR_PID:
 		if (v < 3)
-			return FAIL(w, XFR_RULE_KIND, off, "Pid record in a version %u log (3 and later)", v);
+			return FAIL(w, XFR_RULE_KIND, off,
+				    "Pid record in a version %u log (3 and later)", v);
 		if (w->st != ST_WALL)
-			return FAIL(w, XFR_RULE_ORDER, off, "Pid %s (it must follow WallClock)", state_name(w->st));
+			return FAIL(w, XFR_RULE_ORDER, off, "Pid %s (it must follow WallClock)",
+				    state_name(w->st));
 		r.ivalue = (int32_t)le32(p + 1);
 		w->pid = r.ivalue;
 		next = ST_PID;
@@ -366,9 +375,8 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 	w.h.cycle_frequency = le64(data + 8);
 	w.h.buffer_size = le64(data + 16);
 	if (w.h.type != 1)
-		return rd_error_set(err, XFR_RULE_HEADER, file, 2,
-				    "log type %u is not FDR (1)%s", w.h.type,
-				    w.h.type == 0 ? ": a basic-mode log" : "");
+		return rd_error_set(err, XFR_RULE_HEADER, file, 2, "log type %u is not FDR (1)%s",
+				    w.h.type, w.h.type == 0 ? ": a basic-mode log" : "");
 	if (w.h.version < 1 || w.h.version > 5)
 		return rd_error_set(err, XFR_RULE_VERSION, file, 0,
 				    "FDR log version %u (this reader knows 1 to 5)", w.h.version);
@@ -382,11 +390,12 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 		while (off < len && ret == 0) {
 			uint64_t end = off + w.h.buffer_size;
 			if (end > len)
-				ret = rd_error_set(err, XFR_RULE_EXTENTS, file, (int64_t)off,
-						   "buffer of %llu bytes extends past the end of the "
-						   "file (%llu bytes left)",
-						   (unsigned long long)w.h.buffer_size,
-						   (unsigned long long)(len - off));
+				ret = rd_error_set(
+					err, XFR_RULE_EXTENTS, file, (int64_t)off,
+					"buffer of %llu bytes extends past the end of the "
+					"file (%llu bytes left)",
+					(unsigned long long)w.h.buffer_size,
+					(unsigned long long)(len - off));
 			else
 				ret = walk_buffer(&w, off, end);
 			off = end;
@@ -396,10 +405,11 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 			const uint8_t *p = data + off;
 			uint64_t size, end;
 			if (len - off < META || p[0] != (XFR_BUFFER_EXTENTS << 1 | 1)) {
-				ret = rd_error_set(err, XFR_RULE_EXTENTS, file, (int64_t)off,
-						   "expected a BufferExtents record (version %u buffers "
-						   "start with one), found byte 0x%02x",
-						   w.h.version, p[0]);
+				ret = rd_error_set(
+					err, XFR_RULE_EXTENTS, file, (int64_t)off,
+					"expected a BufferExtents record (version %u buffers "
+					"start with one), found byte 0x%02x",
+					w.h.version, p[0]);
 				break;
 			}
 			size = le64(p + 1);
@@ -417,11 +427,12 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 					break;
 			}
 			if (size > len - off - META) {
-				ret = rd_error_set(err, XFR_RULE_EXTENTS, file, (int64_t)off,
-						   "buffer of %llu bytes extends past the end of the "
-						   "file (%llu bytes left)",
-						   (unsigned long long)size,
-						   (unsigned long long)(len - off - META));
+				ret = rd_error_set(
+					err, XFR_RULE_EXTENTS, file, (int64_t)off,
+					"buffer of %llu bytes extends past the end of the "
+					"file (%llu bytes left)",
+					(unsigned long long)size,
+					(unsigned long long)(len - off - META));
 				break;
 			}
 			end = off + META + size;
@@ -460,8 +471,8 @@ bool xfr_sniff_file(const char *path)
 	return ok;
 }
 
-int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
-	     void *ctx, struct rd_error *err)
+int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn, void *ctx,
+	     struct rd_error *err)
 {
 	struct stat st;
 	void *m = NULL;

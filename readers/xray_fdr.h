@@ -23,17 +23,17 @@
 #include "readers/rd_common.h"
 
 enum xfr_rule {
-	XFR_RULE_IO = 1,       /* cannot open, map or read the file */
-	XFR_RULE_HEADER,       /* shorter than the 32-byte header, or not type 1 (FDR) */
-	XFR_RULE_VERSION,      /* a version other than 1..5 */
-	XFR_RULE_EXTENTS,      /* a buffer not introduced by BufferExtents, or extending past EOF */
-	XFR_RULE_KIND,         /* a metadata kind >= 10, or one this version does not have */
-	XFR_RULE_FN_TYPE,      /* a function record of type 4..7 */
-	XFR_RULE_ORDER,        /* a record where the block grammar does not allow it */
-	XFR_RULE_OVERREAD,     /* a record (or event payload) crossing its buffer's end */
-	XFR_RULE_EVENT_SIZE,   /* a custom/typed event of size <= 0 */
-	XFR_RULE_TRUNCATED,    /* a block ending before its first NewCPUId */
-	XFR_RULE_EMPTY,        /* no block at all (llvm-xray rejects such a log) */
+	XFR_RULE_IO = 1,     /* cannot open, map or read the file */
+	XFR_RULE_HEADER,     /* shorter than the 32-byte header, or not type 1 (FDR) */
+	XFR_RULE_VERSION,    /* a version other than 1..5 */
+	XFR_RULE_EXTENTS,    /* a buffer not introduced by BufferExtents, or extending past EOF */
+	XFR_RULE_KIND,	     /* a metadata kind >= 10, or one this version does not have */
+	XFR_RULE_FN_TYPE,    /* a function record of type 4..7 */
+	XFR_RULE_ORDER,	     /* a record where the block grammar does not allow it */
+	XFR_RULE_OVERREAD,   /* a record (or event payload) crossing its buffer's end */
+	XFR_RULE_EVENT_SIZE, /* a custom/typed event of size <= 0 */
+	XFR_RULE_TRUNCATED,  /* a block ending before its first NewCPUId */
+	XFR_RULE_EMPTY,	     /* no block at all (llvm-xray rejects such a log) */
 };
 
 enum xfr_kind {
@@ -55,27 +55,27 @@ enum xfr_fn_type { XFR_ENTER = 0, XFR_EXIT = 1, XFR_TAIL_EXIT = 2, XFR_ENTER_ARG
 struct xfr_header {
 	uint16_t version;
 	uint16_t type;
-	uint32_t bits;            /* bit 0 constant_tsc, bit 1 nonstop_tsc */
+	uint32_t bits; /* bit 0 constant_tsc, bit 1 nonstop_tsc */
 	uint64_t cycle_frequency;
-	uint64_t buffer_size;     /* version 1: the size of every buffer */
+	uint64_t buffer_size; /* version 1: the size of every buffer */
 };
 
 /* One record, decoded; fields that its kind does not have are 0. */
 struct xfr_rec {
-	uint64_t off;             /* file offset */
-	int kind;                 /* enum xfr_kind */
+	uint64_t off; /* file offset */
+	int kind;     /* enum xfr_kind */
 	/* function records */
-	unsigned fn_type;         /* enum xfr_fn_type */
+	unsigned fn_type; /* enum xfr_fn_type */
 	uint32_t fid;
 	uint32_t delta;
 	/* metadata */
-	uint64_t value;           /* extents size, tsc of NewCPUId/TSCWrap/v1-4 custom event,
+	uint64_t value;		/* extents size, tsc of NewCPUId/TSCWrap/v1-4 custom event,
 				   * call argument, wallclock seconds */
-	int64_t ivalue;           /* tid, pid, wallclock micros, event size */
-	int32_t event_delta;      /* v5 custom / typed events */
-	uint16_t cpu;             /* NewCPUId, v4 custom event */
-	uint16_t event_type;      /* typed event */
-	const uint8_t *payload;   /* custom/typed event bytes */
+	int64_t ivalue;		/* tid, pid, wallclock micros, event size */
+	int32_t event_delta;	/* v5 custom / typed events */
+	uint16_t cpu;		/* NewCPUId, v4 custom event */
+	uint16_t event_type;	/* typed event */
+	const uint8_t *payload; /* custom/typed event bytes */
 	size_t payload_len;
 	/* the reader's time model: running TSC after this record (function, NewCPUId, TSCWrap,
 	 * v5 events), and the block's thread */
@@ -89,7 +89,7 @@ struct xfr_counts {
 		tsc_wraps;
 	uint64_t unmatched_exits; /* exits whose thread shows no open entry (not a grammar error:
 				   * compiler-rt's flight recorder drops old buffers) */
-	uint64_t threads;         /* distinct (pid, tid) */
+	uint64_t threads;	  /* distinct (pid, tid) */
 };
 
 /* returns 0 to go on, non-zero to stop the walk (returned by xfr_walk) */
@@ -99,8 +99,8 @@ typedef int (*xfr_rec_fn)(void *ctx, const struct xfr_header *h, const struct xf
 bool xfr_sniff_file(const char *path);
 /* Walk the log at PATH; fn (optional) sees every record. 0 ok, -1 with err set, or fn's
  * non-zero value. */
-int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
-	     void *ctx, struct rd_error *err);
+int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn, void *ctx,
+	     struct rd_error *err);
 /* Same over bytes in memory (FILE names them in errors); for tests and fuzzers. */
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);

@@ -27,18 +27,18 @@
 #pragma GCC visibility push(hidden)
 
 struct xr_frame {
-	uintptr_t slot;  /* address of the function's return address */
-	uint32_t fid;    /* function id written in its entry record */
-	uint32_t owed;   /* its exit record could not be written yet (dropped): pay it first */
+	uintptr_t slot; /* address of the function's return address */
+	uint32_t fid;	/* function id written in its entry record */
+	uint32_t owed;	/* its exit record could not be written yet (dropped): pay it first */
 };
 
 struct xr_thread {
-	uint64_t last_tsc;        /* TSC of the last timestamped record of this thread's stream */
-	uint32_t cpu;             /* CPU named by the stream's last NewCPUId, + XR_CPU_BIAS; 0:
+	uint64_t last_tsc;	 /* TSC of the last timestamped record of this thread's stream */
+	uint32_t cpu;		 /* CPU named by the stream's last NewCPUId, + XR_CPU_BIAS; 0:
 				   * none yet, so the next record starts with a NewCPUId (new
 				   * chunk, start) */
-	uint32_t depth;           /* frames on stack[] */
-	struct xr_frame stack[];  /* xr_max_stack entries */
+	uint32_t depth;		 /* frames on stack[] */
+	struct xr_frame stack[]; /* xr_max_stack entries */
 };
 
 /* deepest shadow stack (FLIGHTREC_MAX_STACK, default XR_DEFAULT_MAX_STACK) */
@@ -72,9 +72,9 @@ static inline uint64_t xr_rdtsc(void)
 }
 
 /*
- * Write the time reference a record at `tsc` on CPU `cpub` - XR_CPU_BIAS needs before it, if any: a NewCPUId when
- * the CPU changed (or the stream has none yet), a TSCWrap when the delta from the previous
- * record does not fit in 31 bits or went backwards. Returns where the record goes; *delta is
+ * Write the time reference a record at `tsc` on CPU `cpub` - XR_CPU_BIAS needs before it, if
+ * any: a NewCPUId when the CPU changed (or the stream has none yet), a TSCWrap when the delta
+ * from the previous record does not fit in 31 bits or went backwards. Returns where the record goes; *delta is
  * its delta. The caller made room for 16 more bytes than the record.
  */
 static inline uint8_t *xr_put_time(struct xr_thread *xt, uint8_t *p, uint64_t tsc, uint32_t cpub,

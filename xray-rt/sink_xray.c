@@ -53,10 +53,10 @@ static char xr_prog[256];
 
 struct xr_spool {
 	int32_t tid;
-	int lossy;         /* the stream has gaps: leave out exits without their entry */
-	uint16_t cpu;      /* of the stream's first record */
-	uint64_t tsc;      /* the stream's first TSC */
-	uint64_t size;     /* bytes of stream */
+	int lossy;	   /* the stream has gaps: leave out exits without their entry */
+	uint16_t cpu;	   /* of the stream's first record */
+	uint64_t tsc;	   /* the stream's first TSC */
+	uint64_t size;	   /* bytes of stream */
 	uint64_t out_size; /* bytes of it that go in the log */
 	char name[64];
 };
@@ -254,11 +254,11 @@ static int64_t xr_repair(const uint8_t *d, uint64_t n, int out)
 {
 	uint64_t pos = 0, run = 0, depth = 0, carry = 0, tsc = 0, total = 0;
 
-#define XR_FLUSH_RUN(upto)                                                                  \
-	do {                                                                                \
-		if ((upto) > run && out >= 0 && rec_write_all(out, d + run, (upto) - run) < 0) \
-			return -1;                                                          \
-		total += (upto) - run;                                                      \
+#define XR_FLUSH_RUN(upto)                                                                         \
+	do {                                                                                       \
+		if ((upto) > run && out >= 0 && rec_write_all(out, d + run, (upto) - run) < 0)     \
+			return -1;                                                                 \
+		total += (upto) - run;                                                             \
 	} while (0)
 
 	while (pos < n) {
@@ -400,7 +400,8 @@ static int xr_copy_spool(struct rec_session *s, const struct xr_spool *sp, int o
 /* The log file, created with a fresh random suffix; its path in `path`. */
 static int xr_create_log(struct rec_session *s, char *path, size_t size)
 {
-	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static const char chars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 	for (int tries = 0; tries < 100; tries++) {
 		uint8_t r[6];
@@ -421,8 +422,8 @@ static int xr_create_log(struct rec_session *s, char *path, size_t size)
 			char name[512];
 			rec_snprintf(name, sizeof(name), "xray-log.%s.%s", xr_prog, sfx);
 			rec_snprintf(path, size, "%s/%s", s->dir, name);
-			fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				    0666);
+			fd = openat(s->dirfd, name,
+				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		}
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -502,8 +503,8 @@ static void xray_finish(struct rec_session *s)
 		/* the thread account replays first must not start later than the log does */
 		int marker = i == first && sp->tsc > v[0].tsc;
 		size_t mlen = sizeof(XR_MARKER) - 1;
-		uint64_t extent = 3 * FDR_META_SIZE + sp->out_size +
-				  (marker ? 2 * FDR_META_SIZE + mlen : 0);
+		uint64_t extent =
+			3 * FDR_META_SIZE + sp->out_size + (marker ? 2 * FDR_META_SIZE + mlen : 0);
 
 		bad = xr_put_block_head(fd, s, sp->tid, marker ? v[0].tsc : sp->tsc, extent) < 0;
 		if (!bad && marker) {

@@ -101,14 +101,16 @@ static void xr_configured(const struct rec_config *cfg)
 static void xr_started(void)
 {
 	if (&__rseq_size && &__rseq_offset && __rseq_size >= 8)
-		xr_cpu_off = (long)__rseq_offset + 4; /* struct rseq: u32 cpu_id_start, u32 cpu_id */
+		xr_cpu_off =
+			(long)__rseq_offset + 4; /* struct rseq: u32 cpu_id_start, u32 cpu_id */
 	else
-		xr_cpu_off = (long)((uintptr_t)&xr_no_rseq_cpu - (uintptr_t)__builtin_thread_pointer());
+		xr_cpu_off =
+			(long)((uintptr_t)&xr_no_rseq_cpu - (uintptr_t)__builtin_thread_pointer());
 }
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
-	.defaults = { .dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK },
+	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
 	.sink = &rec_sink_xray,
 	.thread_size = sizeof(struct xr_thread) + 1024 * sizeof(struct xr_frame),
 	.configured = xr_configured,

@@ -132,7 +132,7 @@ out:
 
 int xr_map_load(struct xr_map *m)
 {
-	struct xr_phdr_scan sc = { 0 };
+	struct xr_phdr_scan sc = {0};
 	uint64_t sh_addr = 0, sh_size = 0;
 	uintptr_t map;
 	long n;

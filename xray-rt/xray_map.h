@@ -33,10 +33,10 @@ enum xr_sled_kind {
 };
 
 struct xr_sled {
-	uintptr_t addr;     /* run-time address of the sled */
-	uintptr_t func;     /* run-time address of its function */
-	uint32_t id;        /* function id (1-based) */
-	uint8_t kind;       /* enum xr_sled_kind */
+	uintptr_t addr; /* run-time address of the sled */
+	uintptr_t func; /* run-time address of its function */
+	uint32_t id;	/* function id (1-based) */
+	uint8_t kind;	/* enum xr_sled_kind */
 	uint8_t version;
 	uint8_t always;
 	uint8_t patched;
@@ -54,10 +54,10 @@ struct xr_map {
 	struct xr_sled *sleds;
 	size_t count;
 	uint32_t max_id;
-	uintptr_t bias;       /* load bias of the executable */
-	uintptr_t text_lo;    /* lowest and highest address of its executable segments */
+	uintptr_t bias;	   /* load bias of the executable */
+	uintptr_t text_lo; /* lowest and highest address of its executable segments */
 	uintptr_t text_hi;
-	int has_runtime;      /* the executable holds xray-rt itself (libxray-rt.a) */
+	int has_runtime; /* the executable holds xray-rt itself (libxray-rt.a) */
 };
 
 /* Name of a section every xray-rt object file has: found in an executable, it says the

@@ -19,7 +19,8 @@
  *
  * Text pages become writable only while patching (PROT_READ|PROT_WRITE|PROT_EXEC, then back
  * to PROT_READ|PROT_EXEC), one mprotect over the pages from the lowest sled to the highest, as
- * compiler-rt does; the sleds must lie in the executable's own executable segments. Typed-event sleds are left alone (llvm-xray 14 cannot load a map that has them).
+ * compiler-rt does; the sleds must lie in the executable's own executable segments.
+ * Typed-event sleds are left alone (llvm-xray 14 cannot load a map that has them).
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_map.h"
@@ -50,7 +51,7 @@ enum xr_tramp {
 };
 
 static struct xr_map xr_map;
-static int xr_map_state; /* 0 not loaded, 1 loaded, -1 none or failed */
+static int xr_map_state;		/* 0 not loaded, 1 loaded, -1 none or failed */
 static uintptr_t xr_target[XR_T_COUNT]; /* what sleds call: trampolines or their stubs */
 static uint8_t *xr_stub_page;
 static long xr_page;
@@ -80,8 +81,9 @@ static void xr_sled_span(void)
 	for (size_t i = 0; i < xr_map.count; i++) {
 		if (xr_map.sleds[i].addr < xr_sled_lo)
 			xr_sled_lo = xr_map.sleds[i].addr;
-		uintptr_t end = xr_map.sleds[i].addr + (xr_map.sleds[i].kind == XR_SLED_CUSTOM ?
-								XR_CUSTOM_SLED_SIZE : XR_SLED_SIZE);
+		uintptr_t end = xr_map.sleds[i].addr + (xr_map.sleds[i].kind == XR_SLED_CUSTOM
+								? XR_CUSTOM_SLED_SIZE
+								: XR_SLED_SIZE);
 		if (end > xr_sled_hi)
 			xr_sled_hi = end;
 	}
@@ -105,8 +107,8 @@ static uint8_t *xr_map_near(uintptr_t lo, uintptr_t hi)
 	for (int dir = 0; dir < 2; dir++) {
 		cand = dir == 0 ? ((lo & ~(step - 1)) - step) : ((hi + step) & ~(step - 1));
 		for (;;) {
-			if (!xr_in_reach(hi, cand) ||
-			    !xr_in_reach(lo, cand + (uintptr_t)xr_page) || cand < (uintptr_t)xr_page * 16)
+			if (!xr_in_reach(hi, cand) || !xr_in_reach(lo, cand + (uintptr_t)xr_page) ||
+			    cand < (uintptr_t)xr_page * 16)
 				break;
 			p = mmap((void *)cand, (size_t)xr_page, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -138,7 +140,7 @@ static int xr_setup_targets(void)
 		}
 		for (int i = 0; i < XR_T_COUNT; i++) {
 			uint8_t *s = xr_stub_page + i * XR_STUB_SIZE;
-			static const uint8_t jmp_rip[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+			static const uint8_t jmp_rip[6] = {0xff, 0x25, 0, 0, 0, 0};
 			memcpy(s, jmp_rip, sizeof(jmp_rip));
 			memcpy(s + 6, &t[i], 8);
 			memset(s + 14, 0xcc, 2);
@@ -248,7 +250,8 @@ int xr_should_run(void)
 	if (xr_load() <= 0)
 		return 0;
 	if (xr_map.has_runtime && (self < xr_map.text_lo || self >= xr_map.text_hi)) {
-		rec_debug("xray-rt: the program links libxray-rt.a; the preloaded copy stands down");
+		rec_debug(
+			"xray-rt: the program links libxray-rt.a; the preloaded copy stands down");
 		return 0;
 	}
 	return 1;
@@ -301,7 +304,8 @@ int xr_patch_all(void)
 	xr_text_protect(PROT_READ | PROT_EXEC);
 	xr_patched = done;
 	rec_debug("xray-rt: patched %u of %zu sleds (%u functions), %u left alone%s", done,
-		  xr_map.count, xr_map.max_id, skipped, xr_stub_page ? ", through a stub page" : "");
+		  xr_map.count, xr_map.max_id, skipped,
+		  xr_stub_page ? ", through a stub page" : "");
 	return 0;
 }
 

@@ -38,10 +38,10 @@ static void *xr_real(const char *name)
 	return p;
 }
 
-#define XR_REAL(var, name)                                                                 \
-	do {                                                                               \
-		if (!(var))                                                                \
-			*(void **)&(var) = xr_real(name);                                  \
+#define XR_REAL(var, name)                                                                         \
+	do {                                                                                       \
+		if (!(var))                                                                        \
+			*(void **)&(var) = xr_real(name);                                          \
 	} while (0)
 
 /* --- longjmp ------------------------------------------------------------------------ */
@@ -168,11 +168,12 @@ static char *const *xr_exec_env(char *const envp[], char **out, size_t n, char *
 	return out;
 }
 
-#define XR_WITH_ENV(envp, newenv)                                                          \
-	size_t xr_n_ = xr_count(envp);                                                     \
-	char *xr_buf_[xr_n_ + 3], xr_dir_[REC_PATH_MAX + 16], xr_pre_[sizeof(xr_saved_preload) + 16]; \
-	char *const *newenv = xr_exec_env(envp, xr_buf_, xr_n_, xr_dir_, sizeof(xr_dir_),  \
-					  xr_pre_, sizeof(xr_pre_))
+#define XR_WITH_ENV(envp, newenv)                                                                  \
+	size_t xr_n_ = xr_count(envp);                                                             \
+	char *xr_buf_[xr_n_ + 3], xr_dir_[REC_PATH_MAX + 16],                                      \
+		xr_pre_[sizeof(xr_saved_preload) + 16];                                            \
+	char *const *newenv = xr_exec_env(envp, xr_buf_, xr_n_, xr_dir_, sizeof(xr_dir_), xr_pre_, \
+					  sizeof(xr_pre_))
 
 typedef int (*xr_execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*xr_execv_fn)(const char *, char *const[]);
@@ -220,17 +221,17 @@ XR_EXPORT int execvp(const char *file, char *const argv[])
 }
 
 /* execl*: gather the variadic arguments, then go through the wrappers above */
-#define XR_GATHER_ARGS(arg0, ap, argv)                                                     \
-	size_t xr_argc_ = 1;                                                               \
-	va_start(ap, arg0);                                                                \
-	while (va_arg(ap, char *))                                                         \
-		xr_argc_++;                                                                \
-	va_end(ap);                                                                        \
-	char *argv[xr_argc_ + 1];                                                          \
-	argv[0] = (char *)(arg0);                                                          \
-	va_start(ap, arg0);                                                                \
-	for (size_t i_ = 1; i_ <= xr_argc_; i_++)                                          \
-		argv[i_] = va_arg(ap, char *)
+#define XR_GATHER_ARGS(arg0, ap, argv)                                                             \
+	size_t xr_argc_ = 1;                                                                       \
+	va_start(ap, arg0);                                                                        \
+	while (va_arg(ap, char *))                                                                 \
+		xr_argc_++;                                                                        \
+	va_end(ap);                                                                                \
+	char *argv[xr_argc_ + 1];                                                                  \
+	argv[0] = (char *)(arg0);                                                                  \
+	va_start(ap, arg0);                                                                        \
+	for (size_t i_ = 1; i_ <= xr_argc_; i_++)                                                  \
+	argv[i_] = va_arg(ap, char *)
 
 XR_EXPORT int execl(const char *path, const char *arg0, ...)
 {

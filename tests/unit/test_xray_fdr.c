@@ -53,7 +53,7 @@ static void lg_close(struct log *l)
 
 static void lg_block(struct log *l, int32_t tid, int32_t pid, uint16_t cpu, uint64_t tsc)
 {
-	uint8_t wall[12] = { 0 };
+	uint8_t wall[12] = {0};
 	lg_meta(l, FDR_NEW_BUFFER, &tid, 4);
 	lg_meta(l, FDR_WALLCLOCK, wall, 12);
 	if (pid >= 0)
@@ -96,7 +96,7 @@ static void test_v5_roundtrip(void **state)
 {
 	struct log l;
 	struct xfr_counts c;
-	struct seen s = { .n = 0 };
+	struct seen s = {.n = 0};
 	struct rd_error err;
 	const char ev[] = "hello";
 	uint8_t m[FDR_META_SIZE];
@@ -228,7 +228,7 @@ static void test_v1(void **state)
 static void test_v4_custom(void **state)
 {
 	struct log l;
-	struct seen s = { .n = 0 };
+	struct seen s = {.n = 0};
 	struct xfr_counts c;
 	struct rd_error err;
 	uint8_t pl[14];

@@ -41,14 +41,18 @@ static void put_map(uint8_t *map, uintptr_t addr, const struct ent *e, size_t n,
 }
 
 static const struct ent sample[] = {
-	{ 0x401000, 0x401000, XR_SLED_ENTRY }, { 0x401020, 0x401000, XR_SLED_EXIT },
-	{ 0x401040, 0x401040, XR_SLED_ENTRY }, { 0x401050, 0x401040, XR_SLED_TAIL },
-	{ 0x401070, 0x401040, XR_SLED_EXIT },  { 0x401080, 0x401080, XR_SLED_LOG_ARGS },
-	{ 0x401090, 0x401080, XR_SLED_CUSTOM }, { 0x4010a0, 0x401080, XR_SLED_EXIT },
+	{0x401000, 0x401000, XR_SLED_ENTRY},
+	{0x401020, 0x401000, XR_SLED_EXIT},
+	{0x401040, 0x401040, XR_SLED_ENTRY},
+	{0x401050, 0x401040, XR_SLED_TAIL},
+	{0x401070, 0x401040, XR_SLED_EXIT},
+	{0x401080, 0x401080, XR_SLED_LOG_ARGS},
+	{0x401090, 0x401080, XR_SLED_CUSTOM},
+	{0x4010a0, 0x401080, XR_SLED_EXIT},
 	/* the first function again, not next to its other sleds: a new id, as in llvm-xray */
-	{ 0x401030, 0x401000, XR_SLED_EXIT },
+	{0x401030, 0x401000, XR_SLED_EXIT},
 };
-static const uint32_t sample_ids[] = { 1, 1, 2, 2, 2, 3, 3, 3, 4 };
+static const uint32_t sample_ids[] = {1, 1, 2, 2, 2, 3, 3, 3, 4};
 #define NSAMPLE (sizeof(sample) / sizeof(sample[0]))
 
 static void check_sample(const struct xr_sled *s, uint8_t version)
@@ -134,8 +138,8 @@ static void test_no_map(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_absolute),   cmocka_unit_test(test_relative),
-		cmocka_unit_test(test_unaligned),  cmocka_unit_test(test_bad_size),
+		cmocka_unit_test(test_absolute),  cmocka_unit_test(test_relative),
+		cmocka_unit_test(test_unaligned), cmocka_unit_test(test_bad_size),
 		cmocka_unit_test(test_no_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

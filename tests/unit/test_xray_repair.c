@@ -17,7 +17,7 @@
 #include "xray-rt/sink_xray.c"
 
 /* librecord's session wants a front end; this test never starts a session */
-struct rec_frontend rec_frontend_self_storage = { .name = "test" };
+struct rec_frontend rec_frontend_self_storage = {.name = "test"};
 
 struct stream {
 	uint8_t b[512];
@@ -61,7 +61,7 @@ static void repair(const struct stream *in, struct stream *out)
 
 static void test_balanced_unchanged(void **state)
 {
-	struct stream in = { .n = 0 }, out;
+	struct stream in = {.n = 0}, out;
 
 	(void)state;
 	s_cpu(&in, 1, 1000);
@@ -77,7 +77,7 @@ static void test_balanced_unchanged(void **state)
 
 static void test_orphan_exits_dropped(void **state)
 {
-	struct stream in = { .n = 0 }, want = { .n = 0 }, out;
+	struct stream in = {.n = 0}, want = {.n = 0}, out;
 
 	(void)state;
 	/* a chunk after a gap: two exits of frames entered in the lost chunk */
@@ -107,7 +107,7 @@ static void test_orphan_exits_dropped(void **state)
 
 static void test_carry_overflow_wraps(void **state)
 {
-	struct stream in = { .n = 0 }, want = { .n = 0 }, out;
+	struct stream in = {.n = 0}, want = {.n = 0}, out;
 	uint8_t wrap[FDR_META_SIZE];
 
 	(void)state;
