@@ -76,6 +76,14 @@ enum ovni_thread_state {
 
 #define OVNI_HOLD_META 1u           /* rec_thread.fe_hold: metadata changed, rewrite it */
 
+/* ovni_thread_free waits for the sink to finish the stream: one per freeing thread, two
+ * references (the waiter's and the sink's), freed by whoever drops the last one. */
+struct ovni_done {
+	uint32_t done;                  /* set (release) once the stream is final */
+	uint32_t refs;
+};
+void ovni_done_put(struct ovni_done *d);
+
 struct ovni_thread {
 	uint64_t last_clock;            /* clock of the last event written (hot) */
 	int state;                      /* enum ovni_thread_state */
@@ -85,6 +93,11 @@ struct ovni_thread {
 	int required;                   /* v2: the program itself called ovni_thread_require */
 	int rank_set, rank, nranks;
 	struct ovni_cpus cpus;          /* ovni.loom_cpus, written when the thread finishes */
+	int freeing;                    /* ovni_thread_free handed the thread over */
+	struct ovni_done *done;         /* ... and waits on this (meta_lock) */
+	uint64_t written;               /* bytes in the stream file (sink) */
+	uint64_t prealloc;              /* stream file blocks allocated up to here (sink) */
+	int prealloc_off;               /* the file system refused fallocate: stop trying */
 	uint64_t flush_pairs;           /* OF[/OF] pairs the runtime added */
 	uint64_t nested;                /* events dropped: emitted inside another emit */
 	uint64_t lost_told;

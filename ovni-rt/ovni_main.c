@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct ovni_proc ovni_proc = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -62,6 +63,13 @@ void ovni_die(const char *func, const char *fmt, ...)
 	ovni_vmsg("FATAL", func, fmt, ap);
 	va_end(ap);
 	abort();
+}
+
+void ovni_done_put(struct ovni_done *d)
+{
+	/* acq_rel: the last holder sees the other's writes before freeing */
+	if (__atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(d);
 }
 
 void ovni_warn(const char *fmt, ...)
@@ -132,15 +140,19 @@ static void ovni_configured(const struct rec_config *cfg)
 	struct rec_config *c = &rec_sess.cfg; /* the session's own copy; cfg points at it */
 
 	(void)cfg;
-	/* ovni streams must be complete and only the producer may write its chunks (it writes
-	 * the last ones itself in ovni_thread_free and ovni_flush): always the drain policy */
-	if (c->policy != REC_POLICY_DRAIN) {
-		ovni_warn("ovni-rt: FLIGHTREC_POLICY is ignored: ovni streams are always drained "
-			  "by their own thread (policy drain)");
+	/* ovni streams must be complete: full chunks are written by the flusher while the
+	 * thread runs on (block) or by the thread itself (drain, libovni's way); never dropped
+	 * or overwritten */
+	if (c->policy != REC_POLICY_DRAIN && c->policy != REC_POLICY_BLOCK) {
+		ovni_warn("ovni-rt: FLIGHTREC_POLICY must be drain or block for ovni streams "
+			  "(events may not be lost), using drain");
 		c->policy = REC_POLICY_DRAIN;
 	}
-	/* the producer writes a chunk as soon as it is full: two chunks are all it uses */
-	if (!getenv("FLIGHTREC_BUFCOUNT"))
+	/* waiting for a free chunk: as long as it takes, rather than drop an event */
+	if (!getenv("FLIGHTREC_BLOCK_MS"))
+		c->block_ms = 3600000;
+	/* a thread that writes its own chunks needs only the one it fills and the next */
+	if (c->policy == REC_POLICY_DRAIN && !getenv("FLIGHTREC_BUFCOUNT"))
 		c->chunk_count = 2;
 }
 
@@ -571,10 +583,27 @@ void ovni_thread_init(pid_t tid)
 	__atomic_store_n(&ot->state, OVNI_THREAD_READY, __ATOMIC_RELEASE);
 }
 
+/* Wait (bounded) until the sink has finished the stream; then drop our reference. */
+static void ovni_wait_done(struct ovni_done *d)
+{
+	struct timespec ts = { 0, 20000 };
+
+	for (int i = 0; i < 60000 && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE); i++) {
+		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+			break; /* finish writes it (or has) */
+		rec_flusher_wake();
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 1000000)
+			ts.tv_nsec *= 2;
+	}
+	ovni_done_put(d);
+}
+
 void ovni_thread_free(void)
 {
 	struct rec_thread *t = rec_self;
 	struct ovni_thread *ot;
+	struct ovni_done *d = NULL;
 
 	if (ovni_tls_freed)
 		ovni_die("ovni_thread_free", "thread already finished");
@@ -594,14 +623,25 @@ void ovni_thread_free(void)
 	t->busy = 1; /* emits from signal handlers from now on are dropped */
 	__asm__ __volatile__("" ::: "memory");
 	if (ot->state == OVNI_THREAD_READY) {
-		/* everything committed goes to the stream now (libovni drops what was not
-		 * flushed); only this thread drains its chunks under the drain policy */
-		rec_thread_drain(t, 1);
-		ovni_sink_finalize_thread(t, NULL);
+		/* the sink finishes the stream as a proper ovni_thread_free once the last chunk is
+		 * written, and tells us through d (two references: ours and the sink's) */
+		d = malloc(sizeof(*d));
+		if (d) {
+			d->done = 0;
+			d->refs = 2;
+		}
+		pthread_mutex_lock(&ot->meta_lock);
+		ot->freeing = 1;
+		ot->done = d;
+		pthread_mutex_unlock(&ot->meta_lock);
 	}
 	ovni_tls_freed = 1;
-	/* librecord: DEAD from now on; the flusher unmaps the ring and frees t */
+	/* librecord: DEAD from now on; the last chunk is handed over (written here under the
+	 * drain policy), then the flusher writes what is left, closes the stream (our sink
+	 * writes the final metadata) and frees t: nothing of t may be touched below */
 	rec_thread_retire(t);
+	if (d)
+		ovni_wait_done(d);
 }
 
 int ovni_thread_isready(void)

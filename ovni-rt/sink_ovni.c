@@ -334,6 +334,14 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 	if (ovni_write_meta_locked(t, ovni_proc.procdir, 1, how) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
 	if (t->sink_fd >= 0) {
+		/* give back the blocks allocated past the end: a truncation to the same size
+		 * does it on ext4 (which punches no hole past the end), the hole elsewhere */
+		struct stat st;
+		if (ot->prealloc && fstat(t->sink_fd, &st) == 0 && (uint64_t)st.st_size < ot->prealloc) {
+			fallocate(t->sink_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+				  (off_t)ot->prealloc - st.st_size);
+			(void)!ftruncate(t->sink_fd, st.st_size);
+		}
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}
@@ -527,6 +535,28 @@ static int ovni_open_thread(struct rec_session *s, struct rec_thread *t)
 
 static uint32_t ovni_lost_warned;
 
+/*
+ * Allocate the stream file's blocks ahead of the writes (past its end, the size unchanged):
+ * appending into allocated blocks skips the file system's per-block reservation, about a
+ * third of the cost of write() here (ext4: 175 instead of 250 us per MiB). Steps grow with
+ * the stream (at least 2 MiB, half of what is there, at most 64 MiB); what is left past the
+ * end is given back when the stream is finished.
+ */
+static void ovni_prealloc(struct rec_thread *t, struct ovni_thread *ot, size_t len)
+{
+	uint64_t step;
+
+	if (ot->prealloc_off || ot->written + len <= ot->prealloc)
+		return;
+	step = ot->written / 2;
+	step = step < (2u << 20) ? (2u << 20) : step > (64u << 20) ? (64u << 20) : step;
+	step = (step + len + 4095) & ~(uint64_t)4095;
+	if (fallocate(t->sink_fd, FALLOC_FL_KEEP_SIZE, (off_t)ot->written, (off_t)step) == 0)
+		ot->prealloc = ot->written + step;
+	else
+		ot->prealloc_off = 1; /* not supported here: plain appends */
+}
+
 static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			    size_t len, uint64_t lost_before)
 {
@@ -538,10 +568,14 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 			  "misses them)", ot->tid, (unsigned long long)lost_before);
 	if (__atomic_load_n(&ot->state, __ATOMIC_ACQUIRE) == OVNI_THREAD_FINAL || t->sink_fd < 0)
 		return -1;
-	if (len && rec_write_all(t->sink_fd, data, len) < 0) {
+	if (!len)
+		return 0;
+	ovni_prealloc(t, ot, len);
+	if (rec_write_all(t->sink_fd, data, len) < 0) {
 		ovni_warn("ovni-rt: cannot write the stream of thread %d:", ot->tid);
 		return -1;
 	}
+	ot->written += len;
 	return 0;
 }
 
@@ -551,11 +585,23 @@ static void ovni_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	char name[64];
 	int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
 
+	struct ovni_done *d;
+
 	(void)lost_after;
 	if (ot->state == OVNI_THREAD_READY)
-		ovni_sink_finalize_thread(t, exited ? "thread-exit" : "process-exit");
+		ovni_sink_finalize_thread(t, ot->freeing ? NULL
+					  : exited ? "thread-exit" : "process-exit");
 	ovni_sidecar_name(name, sizeof(name), t);
 	unlinkat(s->ringdirfd, name, 0);
+	pthread_mutex_lock(&ot->meta_lock);
+	d = ot->done;
+	ot->done = NULL;
+	pthread_mutex_unlock(&ot->meta_lock);
+	if (d) {
+		/* release: the stream and metadata are written before the waiter returns */
+		__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+		ovni_done_put(d);
+	}
 	if (exited) {
 		/* nobody touches the tree any more: the thread is gone */
 		oj_free(ot->meta);
