@@ -20,11 +20,16 @@
 #include "ovni-rt/ovni_clock.h"
 
 #include <string.h>
+#include <time.h>
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 #define OVNI_HDR_SIZE ((size_t)sizeof(struct ovni_ev_header))
 #define OVNI_EV_MAX ((size_t)sizeof(struct ovni_ev))
+
+/* Opaque to the optimiser: keeps a value chosen by a branch from being turned back into a
+ * conditional move or a table load of the flags byte. */
+#define ovni_opaque(x) __asm__("" : "+r"(x))
 
 _Static_assert(sizeof(struct ovni_ev_header) == 12, "event header is 12 bytes");
 _Static_assert(sizeof(struct ovni_ev) == 28, "struct ovni_ev is 28 bytes");
@@ -103,10 +108,6 @@ static void ovni_payload_append(const char *func, struct ovni_ev *ev, const void
 	have += (size_t)size;
 	ev->header.flags = (uint8_t)((ev->header.flags & 0xf0) | ((have - 1) & 0x0f));
 }
-
-/* Opaque to the optimiser: keeps a value chosen by a branch from being turned back into a
- * conditional move or a table load of the flags byte. */
-#define ovni_opaque(x) __asm__("" : "+r"(x))
 
 void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 {
@@ -208,21 +209,42 @@ static void ovni_put_marker(uint8_t *p, const char *mcv, uint64_t clock)
 	memcpy(p, &h, OVNI_HDR_SIZE);
 }
 
-/* Take a new chunk for n bytes: the full one is written out by this thread (drain policy). */
+/* Will taking the next chunk stall this thread? Under the drain policy it always does (the
+ * thread writes the full chunk itself); under the block policy only when the flusher has not
+ * written the next chunk out yet (the thread then waits for it). */
+static int ovni_switch_stalls(struct rec_thread *t)
+{
+	const struct rec_chunk *c;
+
+	if (rec_sess.cfg.policy == REC_POLICY_DRAIN)
+		return 1;
+	if (!t->ring)
+		return 0;
+	c = (const struct rec_chunk *)(t->ring + REC_RING_HDR_SIZE +
+				       (size_t)t->next_idx * rec_sess.cfg.chunk_size);
+	/* acquire: pairs with the drainer's release of FREE (rec_ring.h) */
+	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != REC_CHUNK_FREE;
+}
+
+/* Hand the current chunk over and take the next one for n bytes (librecord's slow path:
+ * the drain policy writes the full chunk here, the block policy waits for a free one). */
 static uint8_t *ovni_switch(struct rec_thread *t, size_t n)
 {
 	uint8_t *p = rec_reserve_slow(t, n);
-	/* let the flusher fault in the chunk after this one before we reach it */
+	/* the flusher writes the full chunk (block policy) and faults in the one after this */
 	rec_flusher_wake();
 	return p;
 }
 
-/* Append a normal event of n bytes (busy is set by the caller). */
+/* Append a normal event of n bytes (busy is set by the caller). When the chunk is full and
+ * taking the next one stalls the thread, an OF[ / OF] pair after the event marks the stall,
+ * as libovni marks the writing of its full buffer. */
 static void ovni_put(struct rec_thread *t, const void *ev, size_t n, uint64_t clock)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
 	uint8_t *p = t->pos;
-	uint64_t t0, t1;
+	uint64_t t0 = 0, t1;
+	int stall;
 
 	if (likely((size_t)(t->end - p) >= n)) {
 		t->pos = p + n;
@@ -231,17 +253,22 @@ static void ovni_put(struct rec_thread *t, const void *ev, size_t n, uint64_t cl
 		rec_commit(t);
 		return;
 	}
-	t0 = ovni_marker_clock(clock);
-	p = ovni_switch(t, n + 2 * OVNI_HDR_SIZE);
+	stall = ovni_switch_stalls(t);
+	if (stall)
+		t0 = ovni_marker_clock(clock);
+	p = ovni_switch(t, n + (stall ? 2 * OVNI_HDR_SIZE : 0));
 	if (!p)
 		return; /* dropped and counted (the session is finishing) */
-	t1 = ovni_marker_clock(t0);
 	memcpy(p, ev, n);
-	ovni_put_marker(p + n, "OF[", t0);
-	ovni_put_marker(p + n + OVNI_HDR_SIZE, "OF]", t1);
-	ot->last_clock = t1;
-	ot->flush_pairs++;
-	t->events += 2;
+	ot->last_clock = clock;
+	if (stall) {
+		t1 = ovni_marker_clock(t0);
+		ovni_put_marker(p + n, "OF[", t0);
+		ovni_put_marker(p + n + OVNI_HDR_SIZE, "OF]", t1);
+		ot->last_clock = t1;
+		ot->flush_pairs++;
+		t->events += 2;
+	}
 	rec_commit(t);
 }
 
@@ -316,10 +343,15 @@ static inline void ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t
 	memcpy(p + 4, &clock, 8);
 	if (flags & 0x0f) {
 		uint32_t a, b, c, d;
+		/* opaque: or the compiler merges them back into one 16-byte load */
 		memcpy(&a, s + 12, 4);
+		ovni_opaque(a);
 		memcpy(&b, s + 16, 4);
+		ovni_opaque(b);
 		memcpy(&c, s + 20, 4);
+		ovni_opaque(c);
 		memcpy(&d, s + 24, 4);
+		ovni_opaque(d);
 		memcpy(p + 12, &a, 4);
 		memcpy(p + 16, &b, 4);
 		memcpy(p + 20, &c, 4);
@@ -331,6 +363,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 {
 	struct rec_thread *t = rec_self;
 	uint8_t *p, flags;
+	size_t n;
 
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return ovni_emit_slow(t, ev);
@@ -344,7 +377,17 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	t->busy = 1;
 	barrier();
 	ovni_copy_event(p, ev, flags);
-	t->pos = p + OVNI_HDR_SIZE + ovni_normal_psize(flags);
+	/* the two usual sizes by branches (predicted), not computed from the flags byte the
+	 * program stored an instant ago: the next event's position need not wait for it */
+	if (flags == 0) {
+		n = OVNI_HDR_SIZE;
+	} else if (flags == 0x0f) {
+		n = OVNI_EV_MAX;
+		ovni_opaque(n);
+	} else {
+		n = OVNI_HDR_SIZE + ovni_normal_psize(flags);
+	}
+	t->pos = p + n;
 	ovni_thread_of(t)->last_clock = ev->header.clock;
 	rec_commit(t);
 	barrier();
@@ -383,9 +426,10 @@ static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const
 		/* start in a fresh chunk rather than split an event that fits in one */
 		if (space == 0 || (off == 0 && space < total && total <= room - 2 * OVNI_HDR_SIZE)) {
 			k = total - off < room ? total - off : room;
-			if (!stalled)
+			if (!stalled && ovni_switch_stalls(t)) {
 				t0 = ovni_marker_clock(clock);
-			stalled = 1;
+				stalled = 1;
+			}
 			p = ovni_switch(t, k);
 			if (!p)
 				return; /* the session is finishing */
@@ -444,9 +488,27 @@ void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize
 
 /* --- flush ------------------------------------------------------------------------------ */
 
+/* Wait until chunk c (handed over) has been written and given back; the flusher is asked
+ * to hurry. Gives up when the session ends (finish writes it) or after a minute. */
+static void ovni_wait_written(const struct rec_chunk *c)
+{
+	struct timespec ts = { 0, 20000 };
+
+	for (int i = 0; i < 60000 && __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == REC_CHUNK_FULL;
+	     i++) {
+		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+			return;
+		rec_flusher_wake();
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 1000000)
+			ts.tv_nsec *= 2;
+	}
+}
+
 void ovni_flush(void)
 {
 	struct rec_thread *t = ovni_thread_ready("ovni_flush");
+	struct rec_chunk *c;
 	struct ovni_thread *ot;
 	uint64_t t0, t1;
 	uint8_t *p;
@@ -457,11 +519,15 @@ void ovni_flush(void)
 		return;
 	ot = ovni_thread_of(t);
 	t0 = ovni_marker_clock(ot->last_clock);
-	/* end the current chunk here: the slow path hands it over and the drain policy has us
-	 * write it before we get the next one */
-	if (t->chunk)
+	/* end the current chunk here: the slow path hands it over (the drain policy has us
+	 * write it), then we wait until it is in the stream file, as libovni's flush returns
+	 * once its buffer is written */
+	c = t->chunk;
+	if (c)
 		t->end = t->pos;
 	p = ovni_switch(t, 2 * OVNI_HDR_SIZE);
+	if (c)
+		ovni_wait_written(c);
 	if (p) {
 		t1 = ovni_marker_clock(t0);
 		ovni_put_marker(p, "OF[", t0);
