@@ -9,8 +9,9 @@
  *  - every way of adding 2..16 payload bytes gives the spec's size nibble and bytes;
  *  - emitting the events of the spec's stream dump (with its clocks) writes that dump
  *    exactly, header included, in both layouts, without any ovni_flush;
- *  - with tiny ring chunks, each chunk the producer writes is followed by an OF[ / OF] pair
- *    after the event that did not fit, and every event is there, in order;
+ *  - with tiny ring chunks, every event is there, in order, with monotonic clocks; under the
+ *    drain policy each chunk the producer writes is followed by an OF[ / OF] pair after the
+ *    event that did not fit (under block, only the waits for the flusher are);
  *  - ovni_clock_now() never goes backwards and stays within a millisecond of CLOCK_MONOTONIC.
  */
 #include <setjmp.h>
@@ -202,6 +203,8 @@ static void test_payload_sizes(void **state)
 /* --- written streams -------------------------------------------------------------------- */
 
 /* Run fn in a fork child with the environment set; the child must exit 0. */
+static const char *child_policy; /* FLIGHTREC_POLICY for the next child, NULL: default */
+
 static void in_child(void (*fn)(void), const char *layout, const char *dir, const char *bufsize)
 {
 	pid_t pid = fork();
@@ -215,6 +218,10 @@ static void in_child(void (*fn)(void), const char *layout, const char *dir, cons
 			setenv("FLIGHTREC_BUFSIZE", bufsize, 1);
 		else
 			unsetenv("FLIGHTREC_BUFSIZE");
+		if (child_policy)
+			setenv("FLIGHTREC_POLICY", child_policy, 1);
+		else
+			unsetenv("FLIGHTREC_POLICY");
 		fn();
 		_exit(0);
 	}
@@ -328,16 +335,17 @@ static void write_many(void)
 	o.thread_free();
 }
 
-static void test_flush_markers(void **state)
+static void check_flush_markers(const char *policy)
 {
 	char dir[400], path[600];
 	size_t len, off = 8;
 	uint64_t next = 0, last_clock = 0, pairs = 0;
 	uint8_t *buf;
 
-	(void)state;
-	snprintf(dir, sizeof(dir), "%s/many", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/many-%s", tmpdir, policy);
+	child_policy = policy;
 	in_child(write_many, "v3", dir, "4K");
+	child_policy = NULL;
 	snprintf(path, sizeof(path), "%s/loom.unit.test/proc.%d/thread.%d/stream.obs", dir, PID, TID);
 	buf = read_all(path, &len);
 	assert_memory_equal(buf, "ovni\x01\0\0\0", 8);
@@ -369,9 +377,23 @@ static void test_flush_markers(void **state)
 	}
 	assert_int_equal(off, len);
 	assert_true(next == FLUSH_EVENTS);
-	/* each full chunk was written by the producer and marked */
-	assert_true(pairs >= FLUSH_EVENTS / 145);
+	/* drain: each full chunk was written by the producer, and marked; block: the flusher
+	 * wrote them, the producer was marked only when it had to wait */
+	if (!strcmp(policy, "drain"))
+		assert_true(pairs >= FLUSH_EVENTS / 145);
 	free(buf);
+}
+
+static void test_flush_markers_drain(void **state)
+{
+	(void)state;
+	check_flush_markers("drain");
+}
+
+static void test_flush_markers_block(void **state)
+{
+	(void)state;
+	check_flush_markers("block");
 }
 
 static uint64_t mono_ns(void)
@@ -415,7 +437,8 @@ int main(void)
 		cmocka_unit_test(test_payload_sizes),
 		cmocka_unit_test(test_spec_stream_v2),
 		cmocka_unit_test(test_spec_stream_v3),
-		cmocka_unit_test(test_flush_markers),
+		cmocka_unit_test(test_flush_markers_drain),
+		cmocka_unit_test(test_flush_markers_block),
 		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
