@@ -5,7 +5,7 @@
  *   __tsan_{read,write}N              N = 1, 2, 4, 8, 16
  *   __tsan_volatile_{read,write}N     (-mllvm -tsan-distinguish-volatile=1,
  *                                      gcc --param tsan-distinguish-volatile=1)
- *   __tsan_unaligned_{read,write}N    always flagged UNALIGNED, as Cacheray does
+ *   __tsan_unaligned_{read,write}N    (clang: an access it cannot prove aligned)
  *   __tsan_unaligned_volatile_{read,write}N
  *   __tsan_{,unaligned_}read_writeN   a compound read-modify-write (clang's
  *                                      -tsan-compound-read-before-write): READ then WRITE
@@ -14,9 +14,12 @@
  *   __tsan_vptr_update, __tsan_vptr_read  the store / load of a C++ object's vtable pointer
  *   __tsan_func_entry/exit, __tsan_ignore_thread_begin/end  nothing to record
  *
- * The UNALIGNED flag of an access the compiler called aligned is set when its address is not
- * a multiple of its size, so gcc's packed-field ranges (2, 4, 8 or 16 bytes at an odd address)
- * and clang's unaligned callbacks give the same record. Ranges longer than CR_SIZE_MAX (255,
+ * The UNALIGNED flag says what happened: the address is not a multiple of the access's size.
+ * Cacheray flags every __tsan_unaligned_* call instead, which is what clang could not prove;
+ * gcc reports the same packed fields through __tsan_{read,write}_range of 2, 4, 8 or 16 bytes.
+ * With the flag taken from the address, both compilers give the same records for the same
+ * accesses (a packed field that happens to sit aligned is an aligned access). Ranges longer
+ * than CR_SIZE_MAX (255,
  * the u8 size field) are cut into pieces that end on 64-byte boundaries, so that no cache line
  * is counted twice for one range; an empty range records nothing.
  */
@@ -99,19 +102,19 @@ CR_EXPORT void __tsan_write_range_pc(void *addr, unsigned long size, void *pc)
 	}                                                                                   \
 	CR_EXPORT void __tsan_unaligned_read##N(void *a)                                    \
 	{                                                                                   \
-		cr_access(CR_READ | CR_UNALIGNED, (uintptr_t)a, N);                         \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
 	}                                                                                   \
 	CR_EXPORT void __tsan_unaligned_write##N(void *a)                                   \
 	{                                                                                   \
-		cr_access(CR_WRITE | CR_UNALIGNED, (uintptr_t)a, N);                        \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
 	}                                                                                   \
 	CR_EXPORT void __tsan_unaligned_volatile_read##N(void *a)                           \
 	{                                                                                   \
-		cr_access(CR_READ | CR_UNALIGNED, (uintptr_t)a, N);                         \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
 	}                                                                                   \
 	CR_EXPORT void __tsan_unaligned_volatile_write##N(void *a)                          \
 	{                                                                                   \
-		cr_access(CR_WRITE | CR_UNALIGNED, (uintptr_t)a, N);                        \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
 	}                                                                                   \
 	CR_EXPORT void __tsan_read_write##N(void *a)                                        \
 	{                                                                                   \
@@ -121,8 +124,8 @@ CR_EXPORT void __tsan_write_range_pc(void *addr, unsigned long size, void *pc)
 	}                                                                                   \
 	CR_EXPORT void __tsan_unaligned_read_write##N(void *a)                              \
 	{                                                                                   \
-		cr_access(CR_READ | CR_UNALIGNED, (uintptr_t)a, N);                         \
-		cr_access(CR_WRITE | CR_UNALIGNED, (uintptr_t)a, N);                        \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
 	}
 
 CR_SIZED(1)

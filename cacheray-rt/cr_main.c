@@ -226,7 +226,7 @@ void cr_access_slow(unsigned tag, uintptr_t addr, unsigned size)
 /* Called by every instrumented module's constructor. */
 CR_EXPORT void __tsan_init(void)
 {
-	cr_module_note((uintptr_t)__builtin_return_address(0));
+	cr_module_note();
 	cr_thread(1);
 }
 

@@ -168,8 +168,8 @@ struct rec_thread *cr_thread(int start);
 
 /* --- instrumented code (cr_modules.c) ----------------------------------------------------- */
 
-/* Note the module holding `pc` (the caller of __tsan_init) as instrumented. */
-void cr_module_note(uintptr_t pc);
+/* Note the instrumented modules loaded since the last call (__tsan_init). */
+void cr_module_note(void);
 /* Is `pc` in the code of an instrumented module? (lock-free; a few compares) */
 int cr_module_has(uintptr_t pc);
 /* Is `pc` in an instrumented module that does not call the MallocTracker hooks itself? */
