@@ -67,8 +67,8 @@ static int ovni_verify(const char *path, const struct cli_verify_opts *o)
 		printf("%s: ok (ovni v%d, %zu looms, %zu processes, %zu threads, %zu cpus, %" PRIu64
 		       " events: %" PRIu64 " flush markers, %" PRIu64 " jumbo; libovni %s commit "
 		       "%s)\n",
-		       path, t->layout, t->nlooms, t->nprocs, t->nstreams, ovni_ncpus(t), tot.events,
-		       tot.flush_markers, tot.jumbo, t->lib_version, t->lib_commit);
+		       path, t->layout, t->nlooms, t->nprocs, t->nstreams, ovni_ncpus(t),
+		       tot.events, tot.flush_markers, tot.jumbo, t->lib_version, t->lib_commit);
 	}
 	ovr_close(t);
 	return ret < 0 ? CLI_BAD_TRACE : CLI_OK;
@@ -226,8 +226,9 @@ struct ovni_mcv_count {
 
 static bool ovni_count_mcv(struct ovni_mcv_count *tab, const char mcv[4])
 {
-	uint32_t key = ((uint32_t)(unsigned char)mcv[0] << 16 | (uint32_t)(unsigned char)mcv[1] << 8 |
-			(unsigned char)mcv[2]) + 1;
+	uint32_t key = ((uint32_t)(unsigned char)mcv[0] << 16 |
+			(uint32_t)(unsigned char)mcv[1] << 8 | (unsigned char)mcv[2]) +
+		       1;
 	size_t i = (key * 2654435761u) % OVNI_MCV_SLOTS;
 
 	for (size_t probe = 0; probe < OVNI_MCV_SLOTS; probe++, i = (i + 1) % OVNI_MCV_SLOTS) {
@@ -291,8 +292,8 @@ static int ovni_stats(const char *path, const struct cli_stats_opts *o)
 			break;
 		}
 		if (!o->calls)
-			printf("  thread %d (%s): %" PRIu64 " events, %" PRIu64 " flush markers, %" PRIu64
-			       " jumbo, %zu bytes, %.6f s\n",
+			printf("  thread %d (%s): %" PRIu64 " events, %" PRIu64
+			       " flush markers, %" PRIu64 " jumbo, %zu bytes, %.6f s\n",
 			       s->tid, s->relpath, ev_n, fl, jb, s->size,
 			       ev_n ? (double)(last - first) / 1e9 : 0.0);
 		total += ev_n;

@@ -46,60 +46,60 @@ struct ovni_cpus {
 };
 
 struct ovni_proc {
-	int state;                      /* enum ovni_proc_state; atomic */
-	int off;                        /* recording is off: API calls do nothing */
+	int state; /* enum ovni_proc_state; atomic */
+	int off;   /* recording is off: API calls do nothing */
 	int app;
 	int pid;
-	int layout;                     /* enum ovni_layout */
-	int move_to_final;              /* OVNI_TMPDIR: streams are written there, moved at end */
-	int forked;                     /* this image is a fork child of an ovni process */
+	int layout;	   /* enum ovni_layout */
+	int move_to_final; /* OVNI_TMPDIR: streams are written there, moved at end */
+	int forked;	   /* this image is a fork child of an ovni process */
 	char loom[OVNI_MAX_HOSTNAME];
-	char procdir[PATH_MAX];         /* where streams are written */
-	char procdir_final[PATH_MAX];   /* where they end up (== procdir without OVNI_TMPDIR) */
+	char procdir[PATH_MAX];	      /* where streams are written */
+	char procdir_final[PATH_MAX]; /* where they end up (== procdir without OVNI_TMPDIR) */
 	char loomdir_final[PATH_MAX];
 	char loomdir_tmp[PATH_MAX];
 	char tmpdir[PATH_MAX];
-	char ringdir[PATH_MAX];         /* librecord's output directory (rings, stats) */
-	pthread_mutex_t lock;           /* the fields below */
-	int rank_set, rank, nranks;     /* v2: the process's rank, from any thread */
-	struct ovni_cpus cpus;          /* v2: every CPU any thread declared */
-	uint64_t lost;                  /* events that could not be recorded (closed threads) */
+	char ringdir[PATH_MAX];	    /* librecord's output directory (rings, stats) */
+	pthread_mutex_t lock;	    /* the fields below */
+	int rank_set, rank, nranks; /* v2: the process's rank, from any thread */
+	struct ovni_cpus cpus;	    /* v2: every CPU any thread declared */
+	uint64_t lost;		    /* events that could not be recorded (closed threads) */
 };
 
 extern struct ovni_proc ovni_proc;
 
 enum ovni_thread_state {
-	OVNI_THREAD_NEW = 0,            /* attached, stream not created yet */
-	OVNI_THREAD_READY,              /* between ovni_thread_init and ovni_thread_free */
-	OVNI_THREAD_FINAL,              /* stream and metadata written and closed */
+	OVNI_THREAD_NEW = 0, /* attached, stream not created yet */
+	OVNI_THREAD_READY,   /* between ovni_thread_init and ovni_thread_free */
+	OVNI_THREAD_FINAL,   /* stream and metadata written and closed */
 };
 
-#define OVNI_HOLD_META 1u           /* rec_thread.fe_hold: metadata changed, rewrite it */
+#define OVNI_HOLD_META 1u /* rec_thread.fe_hold: metadata changed, rewrite it */
 
 /* ovni_thread_free waits for the sink to finish the stream: one per freeing thread, two
  * references (the waiter's and the sink's), freed by whoever drops the last one. */
 struct ovni_done {
-	uint32_t done;                  /* set (release) once the stream is final */
+	uint32_t done; /* set (release) once the stream is final */
 	uint32_t refs;
 };
 void ovni_done_put(struct ovni_done *d);
 
 struct ovni_thread {
-	uint64_t last_clock;            /* clock of the last event written (hot) */
-	int state;                      /* enum ovni_thread_state */
-	int tid;                        /* the tid given to ovni_thread_init */
-	pthread_mutex_t meta_lock;      /* meta, cpus, rank, meta_dirty */
-	struct oj *meta;                /* the thread's metadata (libovni 1.14 keys) */
-	int required;                   /* v2: the program itself called ovni_thread_require */
+	uint64_t last_clock;	   /* clock of the last event written (hot) */
+	int state;		   /* enum ovni_thread_state */
+	int tid;		   /* the tid given to ovni_thread_init */
+	pthread_mutex_t meta_lock; /* meta, cpus, rank, meta_dirty */
+	struct oj *meta;	   /* the thread's metadata (libovni 1.14 keys) */
+	int required;		   /* v2: the program itself called ovni_thread_require */
 	int rank_set, rank, nranks;
-	struct ovni_cpus cpus;          /* ovni.loom_cpus, written when the thread finishes */
-	int freeing;                    /* ovni_thread_free handed the thread over */
-	struct ovni_done *done;         /* ... and waits on this (meta_lock) */
-	uint64_t written;               /* bytes in the stream file (sink) */
-	uint64_t prealloc;              /* stream file blocks allocated up to here (sink) */
-	int prealloc_off;               /* the file system refused fallocate: stop trying */
-	uint64_t flush_pairs;           /* OF[/OF] pairs the runtime added */
-	uint64_t nested;                /* events dropped: emitted inside another emit */
+	struct ovni_cpus cpus;	/* ovni.loom_cpus, written when the thread finishes */
+	int freeing;		/* ovni_thread_free handed the thread over */
+	struct ovni_done *done; /* ... and waits on this (meta_lock) */
+	uint64_t written;	/* bytes in the stream file (sink) */
+	uint64_t prealloc;	/* stream file blocks allocated up to here (sink) */
+	int prealloc_off;	/* the file system refused fallocate: stop trying */
+	uint64_t flush_pairs;	/* OF[/OF] pairs the runtime added */
+	uint64_t nested;	/* events dropped: emitted inside another emit */
 	uint64_t lost_told;
 };
 

@@ -40,16 +40,16 @@ extern "C" {
  * or 3 depending on the layout chosen at run time */
 #define OVNI_METADATA_VERSION 3
 
-#define OVNI_TRACEDIR "ovni"          /* default trace directory, relative to the cwd */
-#define OVNI_MAX_HOSTNAME 512         /* longest loom name, terminating NUL included */
+#define OVNI_TRACEDIR "ovni"		      /* default trace directory, relative to the cwd */
+#define OVNI_MAX_HOSTNAME 512		      /* longest loom name, terminating NUL included */
 #define OVNI_MAX_EV_BUF (2 * 1024LL * 1024LL) /* largest event, jumbo data included */
 
 #define OVNI_STREAM_MAGIC "ovni"
 #define OVNI_STREAM_VERSION 1
 #define OVNI_STREAM_EXT ".obs"
 
-#define OVNI_MODEL_VERSION "1.1.0"    /* the 'O' event model every thread requires */
-#define OVNI_LIB_VERSION "1.14.0"     /* what this header's ABI corresponds to */
+#define OVNI_MODEL_VERSION "1.1.0" /* the 'O' event model every thread requires */
+#define OVNI_LIB_VERSION "1.14.0"  /* what this header's ABI corresponds to */
 #define OVNI_GIT_COMMIT "flightrec"
 
 /* ---------------------------------- events -------------------------------------------- */

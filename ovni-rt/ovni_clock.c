@@ -10,21 +10,23 @@
 
 #include <string.h>
 
-#define OCLK_FIRST_PERIOD_MS 10   /* first resyncs come early: the rate is least known */
+#define OCLK_FIRST_PERIOD_MS 10 /* first resyncs come early: the rate is least known */
 #define OCLK_PERIOD_MS 100
-#define OCLK_MARGIN_US 1000       /* a new piece starts this far after the resync */
-#define OCLK_MAX_SLEW_PPM 500     /* the slope stays within this of the measured rate */
-#define OCLK_STEP_NS 1000000      /* further behind than this: jump forward */
-#define OCLK_ANCHOR_S 30          /* the rate is measured over 30 to 60 s once possible */
+#define OCLK_MARGIN_US 1000   /* a new piece starts this far after the resync */
+#define OCLK_MAX_SLEW_PPM 500 /* the slope stays within this of the measured rate */
+#define OCLK_STEP_NS 1000000  /* further behind than this: jump forward */
+#define OCLK_ANCHOR_S 30      /* the rate is measured over 30 to 60 s once possible */
 #define OCLK_SAMPLES 7
 
 struct oclk_state oclk;
 
 static uint32_t oclk_lock;
 static int oclk_started;
-static uint64_t oclk_hz;          /* ticks per second */
+static uint64_t oclk_hz; /* ticks per second */
 static uint64_t oclk_period_ms;
-static struct { uint64_t tsc, ns; } oclk_old, oclk_mid; /* rate anchors */
+static struct {
+	uint64_t tsc, ns;
+} oclk_old, oclk_mid; /* rate anchors */
 
 /* (tsc, CLOCK_MONOTONIC) taken as close together as the machine lets us. */
 static void oclk_sample(uint64_t *tsc, uint64_t *ns)
@@ -122,7 +124,8 @@ static void oclk_resync(void)
 		oclk_mid.ns = mm;
 	}
 	if (mm > oclk_old.ns)
-		rate = (uint64_t)(((unsigned __int128)(mm - oclk_old.ns) << 32) / (tm - oclk_old.tsc));
+		rate = (uint64_t)(((unsigned __int128)(mm - oclk_old.ns) << 32) /
+				  (tm - oclk_old.tsc));
 	else
 		rate = rec_clock_g.mult;
 
@@ -154,8 +157,8 @@ static void oclk_resync(void)
 	b.ns0 = v;
 	b.mult = mult;
 	if (oclk_period_ms < OCLK_PERIOD_MS)
-		oclk_period_ms = oclk_period_ms * 2 > OCLK_PERIOD_MS ? OCLK_PERIOD_MS
-								 : oclk_period_ms * 2;
+		oclk_period_ms =
+			oclk_period_ms * 2 > OCLK_PERIOD_MS ? OCLK_PERIOD_MS : oclk_period_ms * 2;
 	oclk_publish(&a, s, &b, tm + oclk_ticks(oclk_period_ms * 1000000ull));
 }
 

@@ -36,16 +36,16 @@
 #pragma GCC visibility push(hidden)
 
 struct oclk_piece {
-	uint64_t tsc0;   /* start of the piece */
-	uint64_t ns0;    /* value at tsc0 */
-	uint64_t mult;   /* ns per tick << 32 */
+	uint64_t tsc0; /* start of the piece */
+	uint64_t ns0;  /* value at tsc0 */
+	uint64_t mult; /* ns per tick << 32 */
 };
 
 struct oclk_state {
-	uint32_t seq;           /* odd while the state is being written */
+	uint32_t seq; /* odd while the state is being written */
 	uint32_t pad;
-	uint64_t switch_tsc;    /* piece a below, piece b from here on */
-	uint64_t resync_tsc;    /* a reader past this tries to resync (0: always slow path) */
+	uint64_t switch_tsc; /* piece a below, piece b from here on */
+	uint64_t resync_tsc; /* a reader past this tries to resync (0: always slow path) */
 	struct oclk_piece a, b;
 } __attribute__((aligned(64)));
 

@@ -89,8 +89,10 @@ static void ovni_payload_append(const char *func, struct ovni_ev *ev, const void
 	if (ev->header.flags & OVNI_EV_JUMBO)
 		ovni_die(func, "event is marked as jumbo: its payload cannot grow");
 	if (size < 2)
-		ovni_die(func, "payload size %d too small (payloads of 1 byte cannot be encoded; "
-			       "the smallest is 2)", size);
+		ovni_die(func,
+			 "payload size %d too small (payloads of 1 byte cannot be encoded; "
+			 "the smallest is 2)",
+			 size);
 	have = ovni_normal_psize(ev->header.flags);
 	if (have + (size_t)size > sizeof(ev->payload))
 		ovni_die(func, "no space left for %d bytes (payload has %zu of 16 bytes)", size,
@@ -166,9 +168,11 @@ static void ovni_not_ready(const char *func, struct rec_thread *t)
 	if (t == NULL && ovni_proc.forked &&
 	    __atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) != OVNI_PROC_READY) {
 		if (!__atomic_exchange_n(&ovni_fork_warned, 1, __ATOMIC_RELAXED))
-			ovni_warn("%s: called in a fork child before ovni_proc_init() and "
-				  "ovni_thread_init(): its events are dropped (the parent's streams "
-				  "are left untouched)", func);
+			ovni_warn(
+				"%s: called in a fork child before ovni_proc_init() and "
+				"ovni_thread_init(): its events are dropped (the parent's streams "
+				"are left untouched)",
+				func);
 		return;
 	}
 	if (t == NULL && __atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) == OVNI_PROC_UNINIT)
@@ -308,17 +312,18 @@ void ovni_emit_internal(struct rec_thread *t, const struct ovni_ev *ev)
 	ovni_leave(t);
 }
 
-static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
-							   struct ovni_ev *ev)
+static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t, struct ovni_ev *ev)
 {
-	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX || ovni_thread_of(t)->state != OVNI_THREAD_READY) {
+	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX ||
+	    ovni_thread_of(t)->state != OVNI_THREAD_READY) {
 		ovni_not_ready("ovni_ev_emit", t);
 		return;
 	}
 	if (ev->header.flags & OVNI_EV_JUMBO)
-		ovni_die("ovni_ev_emit", "event %c%c%c has the jumbo flag: emit it with "
-			 "ovni_ev_jumbo_emit()", ev->header.model, ev->header.category,
-			 ev->header.value);
+		ovni_die("ovni_ev_emit",
+			 "event %c%c%c has the jumbo flag: emit it with "
+			 "ovni_ev_jumbo_emit()",
+			 ev->header.model, ev->header.category, ev->header.value);
 	ovni_emit_internal(t, ev);
 }
 
@@ -334,8 +339,8 @@ static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
 static inline void ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t flags)
 {
 	const uint8_t *s = (const uint8_t *)ev;
-	uint32_t w = (uint32_t)flags | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
-		     (uint32_t)s[3] << 24;
+	uint32_t w =
+		(uint32_t)flags | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24;
 	uint64_t clock;
 
 	memcpy(&clock, s + 4, 8);
@@ -424,7 +429,8 @@ static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const
 	while (off < total) {
 		size_t space = (size_t)(t->end - t->pos), k;
 		/* start in a fresh chunk rather than split an event that fits in one */
-		if (space == 0 || (off == 0 && space < total && total <= room - 2 * OVNI_HDR_SIZE)) {
+		if (space == 0 ||
+		    (off == 0 && space < total && total <= room - 2 * OVNI_HDR_SIZE)) {
 			k = total - off < room ? total - off : room;
 			if (!stalled && ovni_switch_stalls(t)) {
 				t0 = ovni_marker_clock(clock);
@@ -473,8 +479,10 @@ void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize
 		ovni_die("ovni_ev_jumbo_emit", "the event payload must be empty (it has %d bytes)",
 			 ovni_psize(ev));
 	if ((uint64_t)OVNI_HDR_SIZE + sizeof(uint32_t) + bufsize >= (uint64_t)OVNI_MAX_EV_BUF)
-		ovni_die("ovni_ev_jumbo_emit", "event too large: %u bytes of jumbo data (the "
-			 "event must stay below %lld bytes)", bufsize, (long long)OVNI_MAX_EV_BUF);
+		ovni_die("ovni_ev_jumbo_emit",
+			 "event too large: %u bytes of jumbo data (the "
+			 "event must stay below %lld bytes)",
+			 bufsize, (long long)OVNI_MAX_EV_BUF);
 	if (bufsize && !buf)
 		ovni_die("ovni_ev_jumbo_emit", "buf is NULL with bufsize %u", bufsize);
 	/* as libovni: the size becomes the payload, then the jumbo flag is set */

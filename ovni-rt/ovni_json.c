@@ -262,16 +262,11 @@ struct oj *oj_copy(const struct oj *v)
 	if (!v)
 		return NULL;
 	switch (v->type) {
-	case OJ_NULL:
-		return oj_new(OJ_NULL);
-	case OJ_BOOL:
-		return oj_bool(v->u.boolean);
-	case OJ_NUMBER:
-		return oj_number(v->u.number);
-	case OJ_STRING:
-		return oj_string(v->u.string);
-	default:
-		break;
+	case OJ_NULL: return oj_new(OJ_NULL);
+	case OJ_BOOL: return oj_bool(v->u.boolean);
+	case OJ_NUMBER: return oj_number(v->u.number);
+	case OJ_STRING: return oj_string(v->u.string);
+	default: break;
 	}
 	c = oj_new(v->type);
 	if (!c)
@@ -394,8 +389,7 @@ static char *oj_parse_string(struct oj_parser *ps)
 					goto bad; /* no NUL inside our C strings */
 				n += oj_put_utf8(out + n, cp);
 				break;
-			default:
-				goto bad;
+			default: goto bad;
 			}
 			s++;
 		} else {
@@ -545,10 +539,8 @@ static struct oj *oj_parse_value(struct oj_parser *ps)
 	if (ps->p >= ps->end)
 		return NULL;
 	switch (*ps->p) {
-	case '{':
-		return oj_parse_container(ps, 1);
-	case '[':
-		return oj_parse_container(ps, 0);
+	case '{': return oj_parse_container(ps, 1);
+	case '[': return oj_parse_container(ps, 0);
 	case '"': {
 		struct oj *v;
 		char *s;
@@ -564,14 +556,10 @@ static struct oj *oj_parse_value(struct oj_parser *ps)
 		v->u.string = s;
 		return v;
 	}
-	case 't':
-		return oj_word(ps, "true") ? oj_bool(1) : NULL;
-	case 'f':
-		return oj_word(ps, "false") ? oj_bool(0) : NULL;
-	case 'n':
-		return oj_word(ps, "null") ? oj_new(OJ_NULL) : NULL;
-	default:
-		return oj_parse_number(ps);
+	case 't': return oj_word(ps, "true") ? oj_bool(1) : NULL;
+	case 'f': return oj_word(ps, "false") ? oj_bool(0) : NULL;
+	case 'n': return oj_word(ps, "null") ? oj_new(OJ_NULL) : NULL;
+	default: return oj_parse_number(ps);
 	}
 }
 
@@ -678,20 +666,11 @@ static void oj_write_number(struct oj_out *o, double d)
 static void oj_write(struct oj_out *o, const struct oj *v, int pretty, int level)
 {
 	switch (v->type) {
-	case OJ_NULL:
-		oj_emits(o, "null");
-		return;
-	case OJ_BOOL:
-		oj_emits(o, v->u.boolean ? "true" : "false");
-		return;
-	case OJ_NUMBER:
-		oj_write_number(o, v->u.number);
-		return;
-	case OJ_STRING:
-		oj_write_string(o, v->u.string);
-		return;
-	default:
-		break;
+	case OJ_NULL: oj_emits(o, "null"); return;
+	case OJ_BOOL: oj_emits(o, v->u.boolean ? "true" : "false"); return;
+	case OJ_NUMBER: oj_write_number(o, v->u.number); return;
+	case OJ_STRING: oj_write_string(o, v->u.string); return;
+	default: break;
 	}
 	oj_emits(o, v->type == OJ_OBJECT ? "{" : "[");
 	if (v->u.c.len == 0) {

@@ -25,9 +25,9 @@ struct oj {
 		char *string;
 		struct {
 			struct oj **items;
-			char **keys;   /* objects only */
+			char **keys; /* objects only */
 			size_t len, cap;
-		} c;               /* containers */
+		} c; /* containers */
 	} u;
 };
 

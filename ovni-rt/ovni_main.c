@@ -261,8 +261,7 @@ static int ovni_proc_dirs(const char *loom, int pid)
 		tmpdir = NULL;
 	if (ovni_abspath(tdir, sizeof(tdir), tracedir) < 0 ||
 	    snprintf(p->loomdir_final, PATH_MAX, "%s/loom.%s", tdir, loom) >= PATH_MAX ||
-	    snprintf(p->procdir_final, PATH_MAX, "%s/proc.%d", p->loomdir_final, pid) >=
-		    PATH_MAX) {
+	    snprintf(p->procdir_final, PATH_MAX, "%s/proc.%d", p->loomdir_final, pid) >= PATH_MAX) {
 		ovni_warn("ovni-rt: ovni_proc_init: trace directory path too long: %s", tracedir);
 		return -1;
 	}
@@ -311,10 +310,12 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	if (strlen(loom) >= OVNI_MAX_HOSTNAME)
 		ovni_die("ovni_proc_init", "loom name too long: %s", loom);
 	if (app <= 0)
-		ovni_warn("ovni_proc_init: app id %d is not > 0: ovniemu will reject the trace", app);
+		ovni_warn("ovni_proc_init: app id %d is not > 0: ovniemu will reject the trace",
+			  app);
 	if (strchr(loom, '/'))
 		ovni_warn("ovni_proc_init: loom name '%s' contains '/': ovniemu will reject the "
-			  "trace", loom);
+			  "trace",
+			  loom);
 	if (pid == 0)
 		ovni_warn("ovni_proc_init: pid 0: ovniemu will reject the trace");
 
@@ -347,8 +348,8 @@ void ovni_proc_fini(void)
 {
 	int st = OVNI_PROC_READY;
 
-	if (!__atomic_compare_exchange_n(&ovni_proc.state, &st, OVNI_PROC_GONE, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&ovni_proc.state, &st, OVNI_PROC_GONE, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
 		ovni_die("ovni_proc_fini", "process not ready");
 	if (ovni_proc.off)
 		return;
@@ -368,8 +369,7 @@ static struct rec_thread *ovni_meta_thread(const char *func)
 {
 	struct rec_thread *t = rec_self;
 
-	if ((uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
-	    ovni_thread_of(t)->state == OVNI_THREAD_READY)
+	if ((uintptr_t)t > REC_THREAD_SENTINEL_MAX && ovni_thread_of(t)->state == OVNI_THREAD_READY)
 		return t;
 	if (t == REC_THREAD_OFF)
 		return NULL;
@@ -445,7 +445,8 @@ void ovni_proc_set_rank(int rank, int nranks)
 		return;
 	if (rank < 0 || nranks <= 0 || rank >= nranks)
 		ovni_warn("ovni_proc_set_rank: rank %d of %d ranks: ovniemu will reject the trace "
-			  "(it needs 0 <= rank < nranks)", rank, nranks);
+			  "(it needs 0 <= rank < nranks)",
+			  rank, nranks);
 	ot = ovni_thread_of(t);
 	pthread_mutex_lock(&ot->meta_lock);
 	ot->rank_set = 1;
@@ -616,7 +617,7 @@ void ovni_thread_free(void)
 	    ovni_thread_of(t)->state == OVNI_THREAD_NEW) {
 		if (t == NULL && ovni_proc.forked)
 			ovni_die("ovni_thread_free", "thread not initialized (in a fork child, the "
-				 "parent's threads are not inherited)");
+						     "parent's threads are not inherited)");
 		ovni_die("ovni_thread_free", "thread not initialized");
 	}
 	ot = ovni_thread_of(t);
@@ -765,8 +766,8 @@ int ovni_attr_get_boolean(const char *key)
 
 const char *ovni_attr_get_str(const char *key)
 {
-	struct oj *v = ovni_attr_lookup("ovni_attr_get_str", ovni_attr_thread("ovni_attr_get_str"),
-					key);
+	struct oj *v =
+		ovni_attr_lookup("ovni_attr_get_str", ovni_attr_thread("ovni_attr_get_str"), key);
 	if (v->type != OJ_STRING)
 		ovni_die("ovni_attr_get_str", "value with key '%s' is not a string", key);
 	return v->u.string;

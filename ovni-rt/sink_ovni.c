@@ -41,10 +41,10 @@
 /* --- paths ------------------------------------------------------------------------------ */
 
 struct ovni_paths {
-	char dir[PATH_MAX];  /* v3: the thread's directory; v2: the process directory */
+	char dir[PATH_MAX]; /* v3: the thread's directory; v2: the process directory */
 	char obs[PATH_MAX];
 	char json[PATH_MAX];
-	char tmp[PATH_MAX];  /* metadata written here first */
+	char tmp[PATH_MAX]; /* metadata written here first */
 };
 
 static int ovni_paths(struct ovni_paths *ps, const char *procdir, int tid)
@@ -60,7 +60,8 @@ static int ovni_paths(struct ovni_paths *ps, const char *procdir, int tid)
 		bad = snprintf(ps->dir, PATH_MAX, "%s", procdir) >= PATH_MAX ||
 		      snprintf(ps->obs, PATH_MAX, "%s/thread.%d.obs", procdir, tid) >= PATH_MAX ||
 		      snprintf(ps->json, PATH_MAX, "%s/thread.%d.json", procdir, tid) >= PATH_MAX ||
-		      snprintf(ps->tmp, PATH_MAX, "%s/.thread.%d.json.tmp", procdir, tid) >= PATH_MAX;
+		      snprintf(ps->tmp, PATH_MAX, "%s/.thread.%d.json.tmp", procdir, tid) >=
+			      PATH_MAX;
 	}
 	if (bad)
 		errno = ENAMETOOLONG;
@@ -97,7 +98,8 @@ static char *ovni_read_small(const char *path, size_t *len)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || st.st_size > (64 << 20) || !(buf = malloc((size_t)st.st_size + 1))) {
+	if (fstat(fd, &st) < 0 || st.st_size > (64 << 20) ||
+	    !(buf = malloc((size_t)st.st_size + 1))) {
 		close(fd);
 		return NULL;
 	}
@@ -204,8 +206,8 @@ static struct oj *ovni_meta_doc(struct ovni_thread *ot, int finished, const char
 		/* format v2: identity comes from the path, the process's keys from metadata.json;
 		 * a program that never asked for a model gets ovniemu 1.10's compatibility mode,
 		 * as with libovni 1.10 (which required nothing by itself) */
-		static const char *const gone[] = { "part", "tid", "pid", "loom", "app_id",
-						    "rank", "nranks", "loom_cpus" };
+		static const char *const gone[] = { "part",   "tid",  "pid",	"loom",
+						    "app_id", "rank", "nranks", "loom_cpus" };
 		for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
 			oj_remove(o, gone[i]);
 		if (!ot->required)
@@ -305,8 +307,10 @@ int ovni_sink_create_stream(struct rec_thread *t)
 	if (ovni_proc.layout == OVNI_LAYOUT_V3) {
 		if ((mkdir(ps.dir, 0755) < 0 && errno != EEXIST) ||
 		    (ovni_proc.move_to_final && mkdir(final.dir, 0755) < 0 && errno != EEXIST)) {
-			ovni_warn("ovni-rt: ovni_thread_init: cannot create the directory of thread "
-				  "%d, it records nothing:", ot->tid);
+			ovni_warn(
+				"ovni-rt: ovni_thread_init: cannot create the directory of thread "
+				"%d, it records nothing:",
+				ot->tid);
 			return -1;
 		}
 	}
@@ -337,9 +341,10 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 		/* give back the blocks allocated past the end: a truncation to the same size
 		 * does it on ext4 (which punches no hole past the end), the hole elsewhere */
 		struct stat st;
-		if (ot->prealloc && fstat(t->sink_fd, &st) == 0 && (uint64_t)st.st_size < ot->prealloc) {
-			fallocate(t->sink_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
-				  (off_t)ot->prealloc - st.st_size);
+		if (ot->prealloc && fstat(t->sink_fd, &st) == 0 &&
+		    (uint64_t)st.st_size < ot->prealloc) {
+			fallocate(t->sink_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  st.st_size, (off_t)ot->prealloc - st.st_size);
 			(void)!ftruncate(t->sink_fd, st.st_size);
 		}
 		close(t->sink_fd);
@@ -357,8 +362,8 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 	brings_proc_meta = ot->rank_set || ot->cpus.n;
 	if (ot->nested && ot->nested != ot->lost_told) {
 		ovni_warn("ovni-rt: thread %d: %llu events emitted by signal handlers that "
-			  "interrupted another emit were dropped", ot->tid,
-			  (unsigned long long)ot->nested);
+			  "interrupted another emit were dropped",
+			  ot->tid, (unsigned long long)ot->nested);
 		ot->lost_told = ot->nested;
 	}
 	pthread_mutex_unlock(&ot->meta_lock);
@@ -463,8 +468,8 @@ void ovni_sink_write_proc_meta(void)
 
 	if (!m || oj_dotset(m, "version", oj_number(2)) ||
 	    oj_dotset(m, "app_id", oj_number(ovni_proc.app)) ||
-	    (rank_set && (oj_dotset(m, "rank", oj_number(rank)) ||
-			  oj_dotset(m, "nranks", oj_number(nranks)))))
+	    (rank_set &&
+	     (oj_dotset(m, "rank", oj_number(rank)) || oj_dotset(m, "nranks", oj_number(nranks)))))
 		goto out;
 
 	/* one writer per loom at a time: the CPUs must end up in one file */
@@ -565,7 +570,8 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 	(void)s;
 	if (lost_before && !__atomic_exchange_n(&ovni_lost_warned, 1, __ATOMIC_RELAXED))
 		ovni_warn("ovni-rt: thread %d: %llu events could not be recorded (the stream "
-			  "misses them)", ot->tid, (unsigned long long)lost_before);
+			  "misses them)",
+			  ot->tid, (unsigned long long)lost_before);
 	if (__atomic_load_n(&ot->state, __ATOMIC_ACQUIRE) == OVNI_THREAD_FINAL || t->sink_fd < 0)
 		return -1;
 	if (!len)
@@ -590,7 +596,8 @@ static void ovni_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	(void)lost_after;
 	if (ot->state == OVNI_THREAD_READY)
 		ovni_sink_finalize_thread(t, ot->freeing ? NULL
-					  : exited ? "thread-exit" : "process-exit");
+					     : exited	 ? "thread-exit"
+							 : "process-exit");
 	ovni_sidecar_name(name, sizeof(name), t);
 	unlinkat(s->ringdirfd, name, 0);
 	pthread_mutex_lock(&ot->meta_lock);

@@ -106,7 +106,9 @@ static char *ovj_string(struct ovj_in *in)
 			goto bad;
 		c = (unsigned char)*in->p++;
 		switch (c) {
-		case '"': case '\\': case '/': s[n++] = (char)c; continue;
+		case '"':
+		case '\\':
+		case '/': s[n++] = (char)c; continue;
 		case 'b': s[n++] = '\b'; continue;
 		case 'f': s[n++] = '\f'; continue;
 		case 'n': s[n++] = '\n'; continue;
@@ -300,10 +302,8 @@ static struct ovj *ovj_value(struct ovj_in *in)
 	if (!ovj_skip(in) || in->p >= in->end)
 		return NULL;
 	switch (*in->p) {
-	case '{':
-		return ovj_container(in, true);
-	case '[':
-		return ovj_container(in, false);
+	case '{': return ovj_container(in, true);
+	case '[': return ovj_container(in, false);
 	case '"':
 		in->p++;
 		v = ovj_new(OVJ_STRING);
@@ -322,10 +322,8 @@ static struct ovj *ovj_value(struct ovj_in *in)
 			v->boolean = b;
 		return v;
 	}
-	case 'n':
-		return ovj_lit(in, "null") ? ovj_new(OVJ_NULL) : NULL;
-	default:
-		return ovj_number(in);
+	case 'n': return ovj_lit(in, "null") ? ovj_new(OVJ_NULL) : NULL;
+	default: return ovj_number(in);
 	}
 }
 

@@ -26,9 +26,9 @@ struct ovj {
 	bool boolean;
 	double number;
 	char *string;
-	size_t n;          /* items of an array or object */
+	size_t n; /* items of an array or object */
 	struct ovj **items;
-	char **keys;       /* objects: keys[i] names items[i] */
+	char **keys; /* objects: keys[i] names items[i] */
 };
 
 /* NULL on error; *ERR_OFF (if not NULL) is the offset where parsing stopped */

@@ -79,9 +79,9 @@ static bool ovr_version(const char *s, int v[3])
 /* --- finding the streams ---------------------------------------------------------------- */
 
 struct ovr_found {
-	char **v3;  /* directories with a stream.json */
+	char **v3; /* directories with a stream.json */
 	size_t n3;
-	char **v2;  /* *.obs files outside them */
+	char **v2; /* *.obs files outside them */
 	size_t n2;
 };
 
@@ -202,10 +202,12 @@ static int ovr_map(struct ovr_stream *s, struct rd_error *err)
 	void *m;
 
 	if (fd < 0)
-		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "open failed: %s", strerror(errno));
+		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "open failed: %s",
+				    strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		close(fd);
-		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "fstat failed: %s", strerror(errno));
+		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "fstat failed: %s",
+				    strerror(errno));
 	}
 	if (st.st_size == 0) {
 		close(fd);
@@ -215,7 +217,8 @@ static int ovr_map(struct ovr_stream *s, struct rd_error *err)
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "mmap failed: %s", strerror(errno));
+		return rd_error_set(err, OVR_RULE_IO, s->obs, -1, "mmap failed: %s",
+				    strerror(errno));
 	s->buf = m;
 	s->size = (size_t)st.st_size;
 	if (s->size < 8)
@@ -296,8 +299,8 @@ static int ovr_add_cpus(struct ovr_trace *t, struct ovr_loom *l, const struct ov
 		index = (int)di;
 		phyid = (int)dp;
 		if (index < 0)
-			return rd_error_set(err, OVR_RULE_CPU, file, -1, "cpu index %d out of bounds",
-					    index);
+			return rd_error_set(err, OVR_RULE_CPU, file, -1,
+					    "cpu index %d out of bounds", index);
 		if (phyid < 0)
 			return rd_error_set(err, OVR_RULE_CPU, file, -1,
 					    "cannot use negative cpu phyid %d", phyid);
@@ -365,7 +368,8 @@ static int ovr_proc_keys_v3(struct ovr_proc *p, const struct ovr_stream *s, stru
 				    "rank %d must be >=0, stream: %s", rank, s->relpath);
 	if (p->rank >= 0 && p->rank != rank)
 		return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
-				    "mismatch previous rank %d with stream: %s", p->rank, s->relpath);
+				    "mismatch previous rank %d with stream: %s", p->rank,
+				    s->relpath);
 	if (!ovj_dotget(s->meta, "ovni.nranks"))
 		return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
 				    "missing ovni.nranks attribute: %s", s->relpath);
@@ -395,7 +399,8 @@ static int ovr_load_v3(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 	size_t li;
 	int pid;
 
-	if (ovr_load_json(s->json, &s->meta, err) < 0 || ovr_version_key(s->meta, 3, s->json, err) < 0)
+	if (ovr_load_json(s->json, &s->meta, err) < 0 ||
+	    ovr_version_key(s->meta, 3, s->json, err) < 0)
 		return -1;
 	part = ovj_dotget_string(s->meta, "ovni.part");
 	if (!part)
@@ -425,10 +430,12 @@ static int ovr_load_v3(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 				    s->relpath);
 	if (!ovj_dotget_string(s->meta, "ovni.lib.version"))
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
-				    "missing ovni.lib.version key in thread metadata: %s", s->relpath);
+				    "missing ovni.lib.version key in thread metadata: %s",
+				    s->relpath);
 	if (!ovj_dotget_string(s->meta, "ovni.lib.commit"))
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
-				    "missing ovni.lib.commit key in thread metadata: %s", s->relpath);
+				    "missing ovni.lib.commit key in thread metadata: %s",
+				    s->relpath);
 	{
 		const struct ovj *req = ovj_dotget(s->meta, "ovni.require");
 		if (!req || req->type != OVJ_OBJECT)
@@ -465,16 +472,19 @@ static int ovr_load_v2(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 		return rd_error_set(err, OVR_RULE_LAYOUT, s->obs, -1,
 				    "a v2 stream must be loom.<L>/proc.<P>/thread.<T>.obs, not %s",
 				    s->relpath);
-	if (ovr_load_json(s->json, &s->meta, err) < 0 || ovr_version_key(s->meta, 2, s->json, err) < 0)
+	if (ovr_load_json(s->json, &s->meta, err) < 0 ||
+	    ovr_version_key(s->meta, 2, s->json, err) < 0)
 		return -1;
 	if (!ovj_dotget_number(s->meta, "ovni.finished", &d) || d != 1)
 		ovr_warn(t, "thread didn't finish properly: %s", s->relpath);
 	if (!ovj_dotget_string(s->meta, "ovni.lib.version"))
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
-				    "missing ovni.lib.version key in thread metadata: %s", s->relpath);
+				    "missing ovni.lib.version key in thread metadata: %s",
+				    s->relpath);
 	if (!ovj_dotget_string(s->meta, "ovni.lib.commit"))
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
-				    "missing ovni.lib.commit key in thread metadata: %s", s->relpath);
+				    "missing ovni.lib.commit key in thread metadata: %s",
+				    s->relpath);
 	li = ovr_loom_of(t, loomdir + 5);
 	if (li == SIZE_MAX || (s->proc = ovr_proc_of(t, li, pid)) == SIZE_MAX)
 		return rd_error_set(err, OVR_RULE_IO, s->json, -1, "out of memory");
@@ -495,13 +505,15 @@ static int ovr_load_v2(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 		free(mpath);
 		return -1;
 	}
-	if (ovr_load_json(mpath, &p->meta, err) < 0 || ovr_version_key(p->meta, 2, mpath, err) < 0) {
+	if (ovr_load_json(mpath, &p->meta, err) < 0 ||
+	    ovr_version_key(p->meta, 2, mpath, err) < 0) {
 		free(mpath);
 		return -1;
 	}
 	v = ovj_get(p->meta, "app_id");
 	if (!v) {
-		rd_error_set(err, OVR_RULE_PROC, mpath, -1, "missing attribute 'app_id' in metadata");
+		rd_error_set(err, OVR_RULE_PROC, mpath, -1,
+			     "missing attribute 'app_id' in metadata");
 		free(mpath);
 		return -1;
 	}
@@ -574,9 +586,10 @@ static int ovr_check_structure(struct ovr_trace *t, struct rd_error *err)
 		qsort(l->cpus, l->ncpus, sizeof(*l->cpus), ovr_cmp_cpu);
 		for (size_t k = 0; k < l->ncpus; k++) {
 			if (l->cpus[k].index < 0 || (size_t)l->cpus[k].index >= l->ncpus)
-				return rd_error_set(err, OVR_RULE_CPU, t->dir, -1,
-						    "cpu index out of bounds: %d in loom %s of %zu CPUs",
-						    l->cpus[k].index, l->name, l->ncpus);
+				return rd_error_set(
+					err, OVR_RULE_CPU, t->dir, -1,
+					"cpu index out of bounds: %d in loom %s of %zu CPUs",
+					l->cpus[k].index, l->name, l->ncpus);
 			if (k > 0 && l->cpus[k].index == l->cpus[k - 1].index)
 				return rd_error_set(err, OVR_RULE_CPU, t->dir, -1,
 						    "cpu with index %d already taken (loom %s)",
@@ -587,8 +600,10 @@ static int ovr_check_structure(struct ovr_trace *t, struct rd_error *err)
 	for (size_t i = 0; i < t->nstreams && !t->compat; i++) {
 		const struct ovj *req = ovj_dotget(t->streams[i].meta, "ovni.require");
 		if (!req || req->type != OVJ_OBJECT) {
-			ovr_warn(t, "missing 'ovni.require' key in thread %s: loading trace in "
-				    "compatibility mode (all models enabled)", t->streams[i].relpath);
+			ovr_warn(t,
+				 "missing 'ovni.require' key in thread %s: loading trace in "
+				 "compatibility mode (all models enabled)",
+				 t->streams[i].relpath);
 			t->compat = true;
 		}
 	}
@@ -612,10 +627,11 @@ static int ovr_check_structure(struct ovr_trace *t, struct rd_error *err)
 						    "cannot parse version %s from thread %s", ws,
 						    t->streams[i].relpath);
 			if (want[0] != have[0] || want[1] > have[1])
-				return rd_error_set(err, OVR_RULE_MODEL, t->streams[i].json, -1,
-						    "unsupported %s model version (want %s, have %s) "
-						    "in %s", mo->name, ws, have_s,
-						    t->streams[i].relpath);
+				return rd_error_set(
+					err, OVR_RULE_MODEL, t->streams[i].json, -1,
+					"unsupported %s model version (want %s, have %s) "
+					"in %s",
+					mo->name, ws, have_s, t->streams[i].relpath);
 			t->enabled[(unsigned char)mo->letter] = true;
 		}
 	}
@@ -635,17 +651,21 @@ static int ovr_check_structure(struct ovr_trace *t, struct rd_error *err)
 						    "mark type should be in [0, 100) range: %s",
 						    marks->keys[k]);
 			if (!title || !ct || (strcmp(ct, "single") && strcmp(ct, "stack")))
-				return rd_error_set(err, OVR_RULE_MARK, t->streams[i].json, -1,
-						    "mark type %ld needs a title and a chan_type of "
-						    "single or stack", type);
+				return rd_error_set(
+					err, OVR_RULE_MARK, t->streams[i].json, -1,
+					"mark type %ld needs a title and a chan_type of "
+					"single or stack",
+					type);
 			for (size_t j = 0; j < t->nmarks; j++)
 				if (t->marks[j].type == type)
 					mt = &t->marks[j];
 			if (mt) {
 				if (strcmp(mt->title, title) || mt->stack != !strcmp(ct, "stack"))
-					return rd_error_set(err, OVR_RULE_MARK, t->streams[i].json, -1,
+					return rd_error_set(err, OVR_RULE_MARK, t->streams[i].json,
+							    -1,
 							    "mark with type %ld already registered "
-							    "with another title or channel type", type);
+							    "with another title or channel type",
+							    type);
 				continue;
 			}
 			nm = realloc(t->marks, (t->nmarks + 1) * sizeof(*nm));
@@ -667,8 +687,8 @@ static int ovr_check_structure(struct ovr_trace *t, struct rd_error *err)
 		for (size_t i = 1; i < t->nstreams; i++) {
 			v = ovj_dotget_string(t->streams[i].meta, "ovni.lib.version");
 			if (v && t->lib_version && strcmp(v, t->lib_version)) {
-				ovr_warn(t, "thread is using a different libovni version (%s): %s", v,
-					 t->streams[i].relpath);
+				ovr_warn(t, "thread is using a different libovni version (%s): %s",
+					 v, t->streams[i].relpath);
 				break;
 			}
 		}
@@ -853,13 +873,15 @@ int ovr_cursor_next(struct ovr_cursor *c, struct ovr_event *ev, struct rd_error 
 	if (ev->size > left)
 		return rd_error_set(err, OVR_RULE_FRAMING, s->obs, (int64_t)c->off,
 				    "stream '%s' ends with incomplete event (%c%c%c of %zu bytes, "
-				    "%zu left)", s->relpath, p[1], p[2], p[3], ev->size, left);
+				    "%zu left)",
+				    s->relpath, p[1], p[2], p[3], ev->size, left);
 	/* ovniemu compares signed clocks, starting from 0 */
 	if ((int64_t)ev->clock < (int64_t)c->last_clock)
 		return rd_error_set(err, OVR_RULE_CLOCK, s->obs, (int64_t)c->off,
-				    "clock goes backwards %" PRId64 " -> %" PRId64 " in stream '%s' "
-				    "at offset %" PRIu64, (int64_t)c->last_clock, (int64_t)ev->clock,
-				    s->relpath, c->off);
+				    "clock goes backwards %" PRId64 " -> %" PRId64
+				    " in stream '%s' "
+				    "at offset %" PRIu64,
+				    (int64_t)c->last_clock, (int64_t)ev->clock, s->relpath, c->off);
 	c->last_clock = ev->clock;
 	c->started = true;
 	c->off += ev->size;

@@ -34,19 +34,19 @@
 #include "readers/rd_common.h"
 
 enum ovr_rule {
-	OVR_RULE_IO = 1,    /* cannot open, map or read a file */
-	OVR_RULE_LAYOUT,    /* no streams, mixed layouts, a path ovniemu cannot place */
-	OVR_RULE_JSON,      /* a metadata file is not a JSON object */
-	OVR_RULE_META,      /* a metadata key is missing or wrong */
-	OVR_RULE_HEADER,    /* stream header: empty, short, magic, version */
-	OVR_RULE_FRAMING,   /* an event runs past the end of its stream */
-	OVR_RULE_CLOCK,     /* clock goes backwards; streams start over an hour apart */
-	OVR_RULE_MODEL,     /* model not registered, not required, incompatible version */
-	OVR_RULE_THREAD,    /* ovni thread state machine, thread not dead at the end */
-	OVR_RULE_EVENT,     /* an ovni-model event with a bad payload or value */
-	OVR_RULE_PROC,      /* process app_id / rank */
-	OVR_RULE_CPU,       /* loom CPUs */
-	OVR_RULE_MARK,      /* mark types and stacks */
+	OVR_RULE_IO = 1,  /* cannot open, map or read a file */
+	OVR_RULE_LAYOUT,  /* no streams, mixed layouts, a path ovniemu cannot place */
+	OVR_RULE_JSON,	  /* a metadata file is not a JSON object */
+	OVR_RULE_META,	  /* a metadata key is missing or wrong */
+	OVR_RULE_HEADER,  /* stream header: empty, short, magic, version */
+	OVR_RULE_FRAMING, /* an event runs past the end of its stream */
+	OVR_RULE_CLOCK,	  /* clock goes backwards; streams start over an hour apart */
+	OVR_RULE_MODEL,	  /* model not registered, not required, incompatible version */
+	OVR_RULE_THREAD,  /* ovni thread state machine, thread not dead at the end */
+	OVR_RULE_EVENT,	  /* an ovni-model event with a bad payload or value */
+	OVR_RULE_PROC,	  /* process app_id / rank */
+	OVR_RULE_CPU,	  /* loom CPUs */
+	OVR_RULE_MARK,	  /* mark types and stacks */
 };
 
 enum ovr_layout { OVR_V2 = 2, OVR_V3 = 3 };
@@ -57,31 +57,31 @@ struct ovr_cpu {
 };
 
 struct ovr_loom {
-	char *name;             /* v3: ovni.loom; v2: the directory name without "loom." */
-	struct ovr_cpu *cpus;   /* every CPU, by index 0..ncpus-1 once checked */
+	char *name;	      /* v3: ovni.loom; v2: the directory name without "loom." */
+	struct ovr_cpu *cpus; /* every CPU, by index 0..ncpus-1 once checked */
 	size_t ncpus;
 	size_t nprocs;
 	bool has_rank;
 };
 
 struct ovr_proc {
-	size_t loom;            /* index in ovr_trace.looms */
+	size_t loom; /* index in ovr_trace.looms */
 	int pid;
-	int app_id;             /* 0 when not set */
-	int rank;               /* -1 when not set */
+	int app_id; /* 0 when not set */
+	int rank;   /* -1 when not set */
 	int nranks;
 	size_t nthreads;
-	struct ovj *meta;       /* v2: metadata.json */
+	struct ovj *meta; /* v2: metadata.json */
 };
 
 struct ovr_stream {
-	char *relpath;          /* as ovniemu names it (relative to the trace directory) */
-	char *obs;              /* stream file */
-	char *json;             /* thread metadata file */
+	char *relpath; /* as ovniemu names it (relative to the trace directory) */
+	char *obs;     /* stream file */
+	char *json;    /* thread metadata file */
 	struct ovj *meta;
-	size_t proc;            /* index in ovr_trace.procs */
+	size_t proc; /* index in ovr_trace.procs */
 	int tid;
-	const uint8_t *buf;     /* the mapped stream file */
+	const uint8_t *buf; /* the mapped stream file */
 	size_t size;
 	/* filled by ovr_verify */
 	uint64_t events, flush_markers, jumbo;
@@ -96,15 +96,15 @@ struct ovr_mark_type {
 
 struct ovr_trace {
 	char *dir;
-	int layout;             /* enum ovr_layout */
-	bool compat;            /* v2 without ovni.require somewhere: every model enabled */
+	int layout;		    /* enum ovr_layout */
+	bool compat;		    /* v2 without ovni.require somewhere: every model enabled */
 	struct ovr_stream *streams; /* sorted by relpath */
 	size_t nstreams;
 	struct ovr_proc *procs;
 	size_t nprocs;
 	struct ovr_loom *looms;
 	size_t nlooms;
-	bool enabled[256];      /* models enabled by ovni.require */
+	bool enabled[256]; /* models enabled by ovni.require */
 	struct ovr_mark_type *marks;
 	size_t nmarks;
 	char *lib_version, *lib_commit; /* of the first stream */
@@ -114,14 +114,14 @@ struct ovr_trace {
 };
 
 struct ovr_event {
-	uint64_t off;           /* byte offset in the stream file */
+	uint64_t off; /* byte offset in the stream file */
 	uint8_t flags;
-	char mcv[4];            /* NUL-terminated */
+	char mcv[4]; /* NUL-terminated */
 	uint64_t clock;
-	size_t size;            /* whole event, jumbo data included */
+	size_t size;		/* whole event, jumbo data included */
 	const uint8_t *payload; /* normal payload, or the 4-byte jumbo size */
 	size_t payload_size;
-	const uint8_t *jumbo;   /* jumbo data, NULL for normal events */
+	const uint8_t *jumbo; /* jumbo data, NULL for normal events */
 	uint32_t jumbo_size;
 };
 

@@ -37,8 +37,8 @@ static const struct ovr_cpu *ovr_cpu_index(const struct ovr_loom *l, int index)
 	return &l->cpus[index];
 }
 
-static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
-		       struct ovr_thread_state *th, const struct ovr_event *ev, struct rd_error *err)
+static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s, struct ovr_thread_state *th,
+		       const struct ovr_event *ev, struct rd_error *err)
 {
 	const struct ovr_loom *l = &t->looms[t->procs[s->proc].loom];
 	const char *f = s->obs;
@@ -50,8 +50,7 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 	switch (ev->mcv[1]) {
 	case 'H':
 		switch (ev->mcv[2]) {
-		case 'C':
-			return 0;
+		case 'C': return 0;
 		case 'x': {
 			int32_t index;
 			if (th->st == TH_RUNNING)
@@ -68,20 +67,23 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 		}
 		case 'e':
 			if (th->st != TH_RUNNING && th->st != TH_COOLING)
-				return TH_ERR("cannot end thread %d: state not running or cooling", tid);
+				return TH_ERR("cannot end thread %d: state not running or cooling",
+					      tid);
 			th->st = TH_DEAD;
 			th->has_cpu = false;
 			return 0;
 		case 'p':
 			if (th->st != TH_RUNNING && th->st != TH_COOLING)
-				return TH_ERR("cannot pause thread %d: state not running or cooling",
-					      tid);
+				return TH_ERR(
+					"cannot pause thread %d: state not running or cooling",
+					tid);
 			th->st = TH_PAUSED;
 			return 0;
 		case 'r':
 			if (th->st != TH_PAUSED && th->st != TH_WARMING)
-				return TH_ERR("cannot resume thread %d: state not paused or warming",
-					      tid);
+				return TH_ERR(
+					"cannot resume thread %d: state not paused or warming",
+					tid);
 			th->st = TH_RUNNING;
 			return 0;
 		case 'c':
@@ -94,8 +96,7 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 				return TH_ERR("cannot warm thread %d: state not paused", tid);
 			th->st = TH_WARMING;
 			return 0;
-		default:
-			return EV_ERR("unknown thread event value %c", ev->mcv[2]);
+		default: return EV_ERR("unknown thread event value %c", ev->mcv[2]);
 		}
 	case 'A':
 		if (ev->mcv[2] == 's') {
@@ -139,8 +140,7 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 			return EV_ERR("unexpected value '%c' (expecting '[' or ']')", ev->mcv[2]);
 		return 0;
 	case 'U':
-	case 'B':
-		return 0;
+	case 'B': return 0;
 	case 'M': {
 		int64_t value;
 		int32_t type;
@@ -163,9 +163,9 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 		switch (ev->mcv[2]) {
 		case '[':
 			if (!t->marks[k].stack)
-				return rd_error_set(err, OVR_RULE_MARK, f, o,
-						    "mark type %d: cannot push on non-stack channel",
-						    type);
+				return rd_error_set(
+					err, OVR_RULE_MARK, f, o,
+					"mark type %d: cannot push on non-stack channel", type);
 			if (st->n >= OVR_MAX_STACK)
 				return rd_error_set(err, OVR_RULE_MARK, f, o,
 						    "mark type %d: channel stack full", type);
@@ -188,16 +188,14 @@ static int ovr_check_O(struct ovr_trace *t, const struct ovr_stream *s,
 			return 0;
 		case '=':
 			if (t->marks[k].stack)
-				return rd_error_set(err, OVR_RULE_MARK, f, o,
-						    "mark type %d: cannot set on non-single channel",
-						    type);
+				return rd_error_set(
+					err, OVR_RULE_MARK, f, o,
+					"mark type %d: cannot set on non-single channel", type);
 			return 0;
-		default:
-			return EV_ERR("unknown mark event value %c", ev->mcv[2]);
+		default: return EV_ERR("unknown mark event value %c", ev->mcv[2]);
 		}
 	}
-	default:
-		return EV_ERR("unknown ovni event category %c", ev->mcv[1]);
+	default: return EV_ERR("unknown ovni event category %c", ev->mcv[1]);
 	}
 #undef EV_ERR
 #undef TH_ERR
@@ -239,11 +237,12 @@ int ovr_verify(struct ovr_trace *t, struct ovr_totals *tot, struct rd_error *err
 				break;
 			}
 			if (!t->enabled[m]) {
-				r = rd_error_set(err, OVR_RULE_MODEL, s->obs, (int64_t)ev.off,
-						 "model %s not enabled for event %s (missing call to "
-						 "ovni_thread_require(\"%s\", ...)?)",
-						 ovr_model_of((char)m)->name, ev.mcv,
-						 ovr_model_of((char)m)->name);
+				r = rd_error_set(
+					err, OVR_RULE_MODEL, s->obs, (int64_t)ev.off,
+					"model %s not enabled for event %s (missing call to "
+					"ovni_thread_require(\"%s\", ...)?)",
+					ovr_model_of((char)m)->name, ev.mcv,
+					ovr_model_of((char)m)->name);
 				break;
 			}
 			if (m == 'O' && (r = ovr_check_O(t, s, &th, &ev, err)) < 0)
@@ -260,7 +259,8 @@ int ovr_verify(struct ovr_trace *t, struct ovr_totals *tot, struct rd_error *err
 			free(th.stacks);
 			return rd_error_set(err, OVR_RULE_THREAD, s->obs, -1,
 					    "thread %d is not dead (%s): its stream does not end "
-					    "with OHe", s->tid, s->relpath);
+					    "with OHe",
+					    s->tid, s->relpath);
 		}
 		/* ovniemu: every stream's first event within an hour of the first stream's */
 		if (s->events && !any_first) {
@@ -269,11 +269,12 @@ int ovr_verify(struct ovr_trace *t, struct ovr_totals *tot, struct rd_error *err
 			any_first = true;
 		} else if (s->events && llabs((int64_t)s->first_clock - t0) > OVR_HOUR_NS) {
 			free(th.stacks);
-			return rd_error_set(err, OVR_RULE_CLOCK, s->obs, -1,
-					    "stream %s has starting clock too far from %s: delta=%.2f "
-					    "h (run 'ovnisync' to set the offsets)", s->relpath,
-					    t->streams[t0_s].relpath,
-					    (double)llabs((int64_t)s->first_clock - t0) / 3.6e12);
+			return rd_error_set(
+				err, OVR_RULE_CLOCK, s->obs, -1,
+				"stream %s has starting clock too far from %s: delta=%.2f "
+				"h (run 'ovnisync' to set the offsets)",
+				s->relpath, t->streams[t0_s].relpath,
+				(double)llabs((int64_t)s->first_clock - t0) / 3.6e12);
 		}
 		tot->events += s->events;
 		tot->flush_markers += s->flush_markers;

@@ -22,56 +22,55 @@
 #include "readers/ovni_json.h"
 
 /* shared/samples/ovni/trace-v3/loom.vm.sample/proc.21995/thread.21995/stream.json */
-static const char reference[] =
-	"{\n"
-	"    \"version\": 3,\n"
-	"    \"ovni\": {\n"
-	"        \"lib\": {\n"
-	"            \"version\": \"1.14.0\",\n"
-	"            \"commit\": \"cf025e242f45\"\n"
-	"        },\n"
-	"        \"part\": \"thread\",\n"
-	"        \"tid\": 21995,\n"
-	"        \"pid\": 21995,\n"
-	"        \"loom\": \"vm.sample\",\n"
-	"        \"app_id\": 1,\n"
-	"        \"require\": {\n"
-	"            \"ovni\": \"1.1.0\"\n"
-	"        },\n"
-	"        \"mark\": {\n"
-	"            \"0\": {\n"
-	"                \"title\": \"Iteration\",\n"
-	"                \"chan_type\": \"stack\"\n"
-	"            },\n"
-	"            \"1\": {\n"
-	"                \"title\": \"Phase\",\n"
-	"                \"chan_type\": \"single\",\n"
-	"                \"labels\": {\n"
-	"                    \"1\": \"main-phase\",\n"
-	"                    \"2\": \"worker-phase\"\n"
-	"                }\n"
-	"            }\n"
-	"        },\n"
-	"        \"loom_cpus\": [\n"
-	"            {\n"
-	"                \"index\": 0,\n"
-	"                \"phyid\": 0\n"
-	"            },\n"
-	"            {\n"
-	"                \"index\": 1,\n"
-	"                \"phyid\": 1\n"
-	"            },\n"
-	"            {\n"
-	"                \"index\": 2,\n"
-	"                \"phyid\": 2\n"
-	"            }\n"
-	"        ],\n"
-	"        \"finished\": 1\n"
-	"    },\n"
-	"    \"sample\": {\n"
-	"        \"note\": \"hello from sample_app\"\n"
-	"    }\n"
-	"}";
+static const char reference[] = "{\n"
+				"    \"version\": 3,\n"
+				"    \"ovni\": {\n"
+				"        \"lib\": {\n"
+				"            \"version\": \"1.14.0\",\n"
+				"            \"commit\": \"cf025e242f45\"\n"
+				"        },\n"
+				"        \"part\": \"thread\",\n"
+				"        \"tid\": 21995,\n"
+				"        \"pid\": 21995,\n"
+				"        \"loom\": \"vm.sample\",\n"
+				"        \"app_id\": 1,\n"
+				"        \"require\": {\n"
+				"            \"ovni\": \"1.1.0\"\n"
+				"        },\n"
+				"        \"mark\": {\n"
+				"            \"0\": {\n"
+				"                \"title\": \"Iteration\",\n"
+				"                \"chan_type\": \"stack\"\n"
+				"            },\n"
+				"            \"1\": {\n"
+				"                \"title\": \"Phase\",\n"
+				"                \"chan_type\": \"single\",\n"
+				"                \"labels\": {\n"
+				"                    \"1\": \"main-phase\",\n"
+				"                    \"2\": \"worker-phase\"\n"
+				"                }\n"
+				"            }\n"
+				"        },\n"
+				"        \"loom_cpus\": [\n"
+				"            {\n"
+				"                \"index\": 0,\n"
+				"                \"phyid\": 0\n"
+				"            },\n"
+				"            {\n"
+				"                \"index\": 1,\n"
+				"                \"phyid\": 1\n"
+				"            },\n"
+				"            {\n"
+				"                \"index\": 2,\n"
+				"                \"phyid\": 2\n"
+				"            }\n"
+				"        ],\n"
+				"        \"finished\": 1\n"
+				"    },\n"
+				"    \"sample\": {\n"
+				"        \"note\": \"hello from sample_app\"\n"
+				"    }\n"
+				"}";
 
 static void set(struct oj *m, const char *path, struct oj *v)
 {
@@ -120,11 +119,17 @@ static void test_libovni_text(void **state)
 static void test_roundtrip(void **state)
 {
 	static const char *const strings[] = {
-		"", "plain", "quote \" backslash \\ slash /", "tab\tnl\ncr\rff\fbs\b",
-		"ctl \x01\x1f", "utf-8: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		"",
+		"plain",
+		"quote \" backslash \\ slash /",
+		"tab\tnl\ncr\rff\fbs\b",
+		"ctl \x01\x1f",
+		"utf-8: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
 	};
-	static const double numbers[] = { 0, 1, -1, 21995, 2.5, 0.1, -1e-300, 1e300,
-					  4294967296.0, 9007199254740991.0, 123456.789 };
+	static const double numbers[] = {
+		0,	   1, -1, 21995, 2.5, 0.1, -1e-300, 1e300, 4294967296.0, 9007199254740991.0,
+		123456.789
+	};
 	struct oj *m = oj_new(OJ_OBJECT), *arr = oj_new(OJ_ARRAY);
 	struct ovj *r;
 	char *text, key[32];
@@ -183,8 +188,9 @@ static void test_paths_and_errors(void **state)
 {
 	struct oj *m = oj_new(OJ_OBJECT), *v;
 	static const char *const bad[] = {
-		"", "{", "{\"a\":}", "{\"a\":1,}", "[1 2]", "{\"a\":1} x", "\"\\x\"", "\"\\ud800\"",
-		"\"a\x01\"", "tru", "01", "1.", "-", "{'a':1}", "\"\\u0000\"", "\"\xff\"",
+		"",	   "{",		  "{\"a\":}",	 "{\"a\":1,}", "[1 2]", "{\"a\":1} x",
+		"\"\\x\"", "\"\\ud800\"", "\"a\x01\"",	 "tru",	       "01",	"1.",
+		"-",	   "{'a':1}",	  "\"\\u0000\"", "\"\xff\"",
 	};
 	char deep[400];
 	struct ovj *r;

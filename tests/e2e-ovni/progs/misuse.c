@@ -25,12 +25,12 @@ static void emit0(const char *mcv)
 	ovni_ev_emit(&ev);
 }
 
-#define CHECK(c)                                                                            \
-	do {                                                                                \
-		if (!(c)) {                                                                 \
-			printf("API FAILED: %s (line %d)\n", #c, __LINE__);                 \
-			exit(1);                                                            \
-		}                                                                           \
+#define CHECK(c)                                                            \
+	do {                                                                \
+		if (!(c)) {                                                 \
+			printf("API FAILED: %s (line %d)\n", #c, __LINE__); \
+			exit(1);                                            \
+		}                                                           \
 	} while (0)
 
 static int api(void)
@@ -66,14 +66,16 @@ static int api(void)
 	/* payload helpers */
 	ovni_ev_set_mcv(&ev, "OHx");
 	ovni_ev_set_clock(&ev, 42);
-	CHECK(ovni_ev_get_clock(&ev) == 42 && ovni_ev_size(&ev) == 12 && ovni_payload_size(&ev) == 0);
+	CHECK(ovni_ev_get_clock(&ev) == 42 && ovni_ev_size(&ev) == 12 &&
+	      ovni_payload_size(&ev) == 0);
 	ovni_payload_add(&ev, buf, 2);
 	CHECK(ev.header.flags == 0x01 && ovni_payload_size(&ev) == 2);
 	ovni_payload_add(&ev, buf + 2, 3);
 	CHECK(ev.header.flags == 0x04 && ovni_payload_size(&ev) == 5 && ovni_ev_size(&ev) == 17);
 	ovni_payload_add(&ev, buf, 11);
 	CHECK(ev.header.flags == 0x0f && ovni_payload_size(&ev) == 16);
-	CHECK(!memcmp(ev.payload.u8, "\x01\x02\x03\x04\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b", 16));
+	CHECK(!memcmp(ev.payload.u8,
+		      "\x01\x02\x03\x04\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b", 16));
 	emit0("OHx"); /* no payload: the emulator is not run on this trace */
 	emit0("OHe");
 	ovni_thread_free();
