@@ -8,7 +8,7 @@
  * runs on ours. The library reports version 1.14.0: ovni_version_check() in a program built
  * against any libovni 1.x header up to 1.14 passes.
  *
- * Where ovni-rt differs (documented in doc/ovni-rt.md):
+ * Where ovni-rt differs (doc/design.md, section ovni-rt, says why):
  *  - the trace layout is format v2 (loom.L/proc.P/metadata.json, thread.T.obs,
  *    thread.T.json) unless FLIGHTREC_OVNI_FORMAT=v3 (loom.L/proc.P/thread.T/stream.obs and
  *    stream.json, what libovni 1.11+ writes);
