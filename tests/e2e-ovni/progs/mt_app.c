@@ -13,7 +13,8 @@
  *               inherited state (must be dropped, with a warning), then initialises its own
  *               process and thread, emits EVENTS/10 events and finishes
  *     noprocfini  the main thread skips ovni_proc_fini (finished at exit)
- *     flush     workers call ovni_flush every 10000 events
+ *     flush     workers call ovni_flush every 5000 events
+ *     rank      MPI-like ranks: the process is rank 0 of 1, or of 2 with the fork child as 1
  *
  * Prints one line per thread that emitted: "EMITTED <pid> <tid> <events>" (runtime flush
  * markers not included), which the test runner compares with the trace.
@@ -33,7 +34,7 @@
 
 static long n_events;
 static int nthreads;
-static int opt_big, opt_noexit, opt_fork, opt_noprocfini, opt_flush;
+static int opt_big, opt_noexit, opt_fork, opt_noprocfini, opt_flush, opt_rank;
 static char loom[128];
 
 /* one write() per line and no lock: a fork child must not wait for a lock that one of the
@@ -181,6 +182,8 @@ static void child(int cpu_index)
 
 	ovni_proc_init(1, loom, getpid());
 	ovni_thread_init(gettid());
+	if (opt_rank)
+		ovni_proc_set_rank(1, 2);
 	ovni_mark_type(MARK_STACK, OVNI_MARK_STACK, "Phase");
 	ovni_mark_type(MARK_SINGLE, 0, "Value");
 	ohx(cpu_index, -1, 0);
@@ -202,7 +205,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || atoi(argv[1]) < 1 || atoi(argv[1]) > 60) {
 		fprintf(stderr, "usage: mt_app THREADS EVENTS [big] [noexit] [fork] "
-				"[noprocfini] [flush]\n");
+				"[noprocfini] [flush] [rank]\n");
 		return 2;
 	}
 	nthreads = atoi(argv[1]);
@@ -213,12 +216,15 @@ int main(int argc, char **argv)
 		opt_fork |= !strcmp(argv[i], "fork");
 		opt_noprocfini |= !strcmp(argv[i], "noprocfini");
 		opt_flush |= !strcmp(argv[i], "flush");
+		opt_rank |= !strcmp(argv[i], "rank");
 	}
 	snprintf(loom, sizeof(loom), "e2e.host");
 
 	ovni_version_check();
 	ovni_proc_init(1, loom, getpid());
 	ovni_thread_init(gettid());
+	if (opt_rank)
+		ovni_proc_set_rank(0, opt_fork ? 2 : 1);
 	/* CPU 0: main; 1..THREADS: workers; then the noexit thread and the fork child */
 	ncpus = nthreads + 3;
 	for (int i = 0; i < ncpus; i++)
