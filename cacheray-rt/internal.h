@@ -10,8 +10,8 @@
  * A record is written whole into the thread's current chunk (rec_reserve), so a chunk holds
  * whole records only and the trace file, a concatenation of chunks, stays framed.
  *
- * The hot path (cr_access): one TLS load, the busy guard (one 16-bit load, like libmcount's fast
- * paths), the room check, three stores for the record, the bump of `pos` and the store-release
+ * The hot path (cr_access): one TLS load, the busy guard (one byte load; the front end never
+ * sets fe_hold), the room check, three stores for the record, the bump of `pos` and the store-release
  * of the committed length. No lock, no atomic read-modify-write, no syscall, no call. Everything
  * else (first event of a thread, full chunk, nested hook, disabled recording) goes to
  * cr_access_slow, which handles every case.
@@ -135,7 +135,8 @@ static inline __attribute__((always_inline)) void cr_access(unsigned tag, uintpt
 		return;
 	}
 	p = t->pos;
-	if (unlikely(*(volatile uint16_t *)&t->busy || (size_t)(t->end - p) < CR_ACCESS_BYTES)) {
+	/* a byte load: a wider one would straddle the byte stores below and miss store forwarding */
+	if (unlikely(*(volatile uint8_t *)&t->busy || (size_t)(t->end - p) < CR_ACCESS_BYTES)) {
 		cr_access_slow(tag, addr, size);
 		return;
 	}
