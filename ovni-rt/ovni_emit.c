@@ -334,9 +334,9 @@ static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
  * stores are served from the store buffer, while a wide load spanning several of them
  * (what memcpy does) must wait for all of them to reach the cache. The whole 16-byte payload
  * area is copied in 4-byte words: bytes past the event are scratch space beyond the
- * committed length, overwritten by the next event.
+ * committed length, overwritten by the next event. Returns the event's clock.
  */
-static inline void ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t flags)
+static inline uint64_t ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t flags)
 {
 	const uint8_t *s = (const uint8_t *)ev;
 	uint32_t w =
@@ -362,12 +362,14 @@ static inline void ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t
 		memcpy(p + 20, &c, 4);
 		memcpy(p + 24, &d, 4);
 	}
+	return clock;
 }
 
 void ovni_ev_emit(struct ovni_ev *ev)
 {
 	struct rec_thread *t = rec_self;
 	uint8_t *p, flags;
+	uint64_t clock;
 	size_t n;
 
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
@@ -381,7 +383,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 		return ovni_emit_slow(t, ev);
 	t->busy = 1;
 	barrier();
-	ovni_copy_event(p, ev, flags);
+	clock = ovni_copy_event(p, ev, flags);
 	/* the two usual sizes by branches (predicted), not computed from the flags byte the
 	 * program stored an instant ago: the next event's position need not wait for it */
 	if (flags == 0) {
@@ -393,7 +395,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 		n = OVNI_HDR_SIZE + ovni_normal_psize(flags);
 	}
 	t->pos = p + n;
-	ovni_thread_of(t)->last_clock = ev->header.clock;
+	ovni_thread_of(t)->last_clock = clock;
 	rec_commit(t);
 	barrier();
 	t->busy = 0;
