@@ -39,10 +39,7 @@ void cr_range(unsigned tag, uintptr_t addr, size_t n)
 		return;
 	}
 	while (n) {
-		/* the longest piece of at most 255 bytes that ends on a 64-byte boundary (>= 192) */
-		size_t piece = CR_SIZE_MAX - ((addr + CR_SIZE_MAX) & 63);
-		if (piece > n)
-			piece = n;
+		size_t piece = cr_range_piece(addr, n);
 		cr_access(tag, addr, (unsigned)piece);
 		addr += piece;
 		n -= piece;

@@ -15,21 +15,6 @@
  */
 #include "cacheray-rt/internal.h"
 
-/* elemsize x elemcount in two u32 with the same product, if there is one */
-static void cr_dims(uint64_t size, uint64_t count, uint32_t *es, uint32_t *ec)
-{
-	while (size > UINT32_MAX && !(size & 1) && count <= UINT32_MAX / 2) {
-		size >>= 1;
-		count <<= 1;
-	}
-	while (count > UINT32_MAX && !(count & 1) && size <= UINT32_MAX / 2) {
-		count >>= 1;
-		size <<= 1;
-	}
-	*es = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-	*ec = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-}
-
 void cr_rtta_add(uintptr_t addr, const char *name, uint64_t elem_size, uint64_t elem_count)
 {
 	struct rec_thread *t = cr_thread(1);
@@ -42,7 +27,7 @@ void cr_rtta_add(uintptr_t addr, const char *name, uint64_t elem_size, uint64_t 
 		rec_count_lost(t, REC_LOST_NESTED, 1);
 		return;
 	}
-	cr_dims(elem_size, elem_count, &es, &ec);
+	cr_rtta_dims(elem_size, elem_count, &es, &ec);
 	t->busy = 1;
 	CR_BARRIER();
 	p = rec_reserve(t, CR_ADD_FIXED_BYTES + len);

@@ -70,7 +70,7 @@ struct cr_options {
 enum { CR_MALLOC_OFF = 0, CR_MALLOC_ON = 1, CR_MALLOC_AUTO = 2 };
 
 /* Parse "key=value:key=value" into o (defaults first); unknown keys and bad values get one
- * warning each, as Cacheray's own parser does. Pure: no global state (unit-tested). */
+ * warning each, as Cacheray's own parser does (cr_options.c). Pure: no global state. */
 void cr_options_parse(const char *s, struct cr_options *o);
 void cr_options_defaults(struct cr_options *o);
 
@@ -156,8 +156,37 @@ static inline unsigned cr_misaligned(uintptr_t addr, unsigned size)
 	return (addr & (size - 1)) ? CR_UNALIGNED : 0;
 }
 
+/* The first record's size for the range [addr, addr + n): all of it up to CR_SIZE_MAX bytes,
+ * else the longest piece of at most CR_SIZE_MAX bytes that ends on a 64-byte boundary (at least
+ * 192 bytes), so that no cache line is counted twice for one range. */
+static inline size_t cr_range_piece(uintptr_t addr, size_t n)
+{
+	size_t piece;
+
+	if (n <= CR_SIZE_MAX)
+		return n;
+	piece = CR_SIZE_MAX - ((addr + CR_SIZE_MAX) & 63);
+	return piece < n ? piece : n;
+}
+
 /* A range [addr, addr + n) as records of at most CR_SIZE_MAX bytes (cr_access.c). */
 void cr_range(unsigned tag, uintptr_t addr, size_t n);
+
+/* elemsize x elemcount as two u32 with the same product when there is one (sizes beyond 32
+ * bits are moved between the two by powers of two), saturated otherwise. */
+static inline void cr_rtta_dims(uint64_t size, uint64_t count, uint32_t *es, uint32_t *ec)
+{
+	while (size > UINT32_MAX && !(size & 1) && count <= UINT32_MAX / 2) {
+		size >>= 1;
+		count <<= 1;
+	}
+	while (count > UINT32_MAX && !(count & 1) && size <= UINT32_MAX / 2) {
+		count >>= 1;
+		size <<= 1;
+	}
+	*es = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	*ec = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+}
 
 /* RTTA records (cr_rtta.c); both start the session if needed. */
 void cr_rtta_add(uintptr_t addr, const char *name, uint64_t elem_size, uint64_t elem_count);
