@@ -28,8 +28,10 @@ int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip)
 	mt = mc_thread_of(t);
 	d = mt->depth;
 	r = (struct uftrace_record *)t->pos;
-	/* mc_fast_max_stack is 0 when there is no TSC, and in_exception sits beside busy */
-	if (unlikely(*(volatile uint16_t *)&t->busy || d >= mc_fast_max_stack ||
+	/* mc_fast_max_stack is 0 when there is no TSC. busy and fe_hold are tested as two byte
+	 * loads: one 16-bit load right after the last hook's byte store to busy could not be
+	 * forwarded from the store buffer and would stall. */
+	if (unlikely(t->busy || t->fe_hold || d >= mc_fast_max_stack ||
 		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
 		return 1;
 	t->busy = 1;

@@ -40,8 +40,7 @@ struct rec_thread {
 	struct rec_chunk *chunk;   /* current FILLING chunk, or NULL */
 	uint64_t events;           /* events committed by this thread, all chunks */
 	uint8_t busy;              /* reentrancy guard, set by the front end around a hook */
-	uint8_t fe_hold;           /* front end's: non-zero sends its hooks to the slow path
-				    * (read together with busy as one 16-bit word) */
+	uint8_t fe_hold;           /* front end's: non-zero sends its hooks to the slow path */
 	uint8_t pad0[6];
 	uint64_t lost_pending;     /* lost since the current chunk was taken */
 	uint64_t pad1[2];
