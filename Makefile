@@ -183,8 +183,9 @@ unit: $(UNIT_BINS)
 check: all unit
 	$(Q)tests/run
 
+# every front end's benchmark, one after the other (each prints its own table)
 bench: all
-	$(Q)bench/run
+	$(Q)for b in bench/run bench/run-*; do [ -x "$$b" ] && { echo "== $$b"; "$$b" || exit 1; }; done; true
 
 install: all
 	$(call msg,INSTALL,$(PREFIX))
