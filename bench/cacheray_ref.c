@@ -50,14 +50,14 @@ static void ref_log(uint8_t type, void *addr, uint8_t size)
 	fwrite(&tid, sizeof(tid), 1, ref_fp);
 }
 
-#define REF(N)                                                                             \
-	void __tsan_read##N(void *a)                                                       \
-	{                                                                                  \
-		ref_log(0, a, N);                                                          \
-	}                                                                                  \
-	void __tsan_write##N(void *a)                                                      \
-	{                                                                                  \
-		ref_log(1, a, N);                                                          \
+#define REF(N)                                                                                     \
+	void __tsan_read##N(void *a)                                                               \
+	{                                                                                          \
+		ref_log(0, a, N);                                                                  \
+	}                                                                                          \
+	void __tsan_write##N(void *a)                                                              \
+	{                                                                                          \
+		ref_log(1, a, N);                                                                  \
 	}
 
 REF(1)

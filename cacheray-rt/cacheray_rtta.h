@@ -37,22 +37,22 @@ void __cacheray_rtta_remove(const volatile void *addr) __attribute__((weak));
 #endif
 
 /* Annotate [addr, addr + elem_size * elem_count) with type_name. */
-#define CACHERAY_RTTA_ADD(addr, type_name, elem_size, elem_count)                           \
-	do {                                                                                \
-		if (__cacheray_rtta_add)                                                    \
-			__cacheray_rtta_add((addr), (type_name), (elem_size), (elem_count)); \
+#define CACHERAY_RTTA_ADD(addr, type_name, elem_size, elem_count)                                  \
+	do {                                                                                       \
+		if (__cacheray_rtta_add)                                                           \
+			__cacheray_rtta_add((addr), (type_name), (elem_size), (elem_count));       \
 	} while (0)
 
 /* Annotate `count` elements of `type` at addr, named as written: CACHERAY_RTTA_TYPE(p, struct
  * point, n) gives "struct point", elem_size sizeof(struct point). */
-#define CACHERAY_RTTA_TYPE(addr, type, count)                                              \
+#define CACHERAY_RTTA_TYPE(addr, type, count)                                                      \
 	CACHERAY_RTTA_ADD((addr), #type, sizeof(type), (count))
 
 /* End the annotation that starts at addr. */
-#define CACHERAY_RTTA_REMOVE(addr)                                                          \
-	do {                                                                                \
-		if (__cacheray_rtta_remove)                                                 \
-			__cacheray_rtta_remove((addr));                                     \
+#define CACHERAY_RTTA_REMOVE(addr)                                                                 \
+	do {                                                                                       \
+		if (__cacheray_rtta_remove)                                                        \
+			__cacheray_rtta_remove((addr));                                            \
 	} while (0)
 
 #endif /* CACHERAY_RTTA_H */

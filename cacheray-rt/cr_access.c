@@ -70,59 +70,59 @@ CR_EXPORT void __tsan_write_range_pc(void *addr, unsigned long size, void *pc)
 
 /* --- fixed-size accesses ------------------------------------------------------------------- */
 
-#define CR_SIZED(N)                                                                         \
-	CR_EXPORT void __tsan_read##N(void *a)                                              \
-	{                                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);       \
-	}                                                                                   \
-	CR_EXPORT void __tsan_write##N(void *a)                                             \
-	{                                                                                   \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);      \
-	}                                                                                   \
-	CR_EXPORT void __tsan_read##N##_pc(void *a, void *pc)                               \
-	{                                                                                   \
-		(void)pc;                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);       \
-	}                                                                                   \
-	CR_EXPORT void __tsan_write##N##_pc(void *a, void *pc)                              \
-	{                                                                                   \
-		(void)pc;                                                                   \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);      \
-	}                                                                                   \
-	CR_EXPORT void __tsan_volatile_read##N(void *a)                                     \
-	{                                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);       \
-	}                                                                                   \
-	CR_EXPORT void __tsan_volatile_write##N(void *a)                                    \
-	{                                                                                   \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);      \
-	}                                                                                   \
-	CR_EXPORT void __tsan_unaligned_read##N(void *a)                                    \
-	{                                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
-	}                                                                                   \
-	CR_EXPORT void __tsan_unaligned_write##N(void *a)                                   \
-	{                                                                                   \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
-	}                                                                                   \
-	CR_EXPORT void __tsan_unaligned_volatile_read##N(void *a)                           \
-	{                                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
-	}                                                                                   \
-	CR_EXPORT void __tsan_unaligned_volatile_write##N(void *a)                          \
-	{                                                                                   \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
-	}                                                                                   \
-	CR_EXPORT void __tsan_read_write##N(void *a)                                        \
-	{                                                                                   \
-		unsigned f = cr_misaligned((uintptr_t)a, N);                                \
-		cr_access(CR_READ | f, (uintptr_t)a, N);                                    \
-		cr_access(CR_WRITE | f, (uintptr_t)a, N);                                   \
-	}                                                                                   \
-	CR_EXPORT void __tsan_unaligned_read_write##N(void *a)                              \
-	{                                                                                   \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                         \
-		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);                        \
+#define CR_SIZED(N)                                                                                \
+	CR_EXPORT void __tsan_read##N(void *a)                                                     \
+	{                                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+	}                                                                                          \
+	CR_EXPORT void __tsan_write##N(void *a)                                                    \
+	{                                                                                          \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
+	}                                                                                          \
+	CR_EXPORT void __tsan_read##N##_pc(void *a, void *pc)                                      \
+	{                                                                                          \
+		(void)pc;                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+	}                                                                                          \
+	CR_EXPORT void __tsan_write##N##_pc(void *a, void *pc)                                     \
+	{                                                                                          \
+		(void)pc;                                                                          \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
+	}                                                                                          \
+	CR_EXPORT void __tsan_volatile_read##N(void *a)                                            \
+	{                                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+	}                                                                                          \
+	CR_EXPORT void __tsan_volatile_write##N(void *a)                                           \
+	{                                                                                          \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
+	}                                                                                          \
+	CR_EXPORT void __tsan_unaligned_read##N(void *a)                                           \
+	{                                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+	}                                                                                          \
+	CR_EXPORT void __tsan_unaligned_write##N(void *a)                                          \
+	{                                                                                          \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
+	}                                                                                          \
+	CR_EXPORT void __tsan_unaligned_volatile_read##N(void *a)                                  \
+	{                                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+	}                                                                                          \
+	CR_EXPORT void __tsan_unaligned_volatile_write##N(void *a)                                 \
+	{                                                                                          \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
+	}                                                                                          \
+	CR_EXPORT void __tsan_read_write##N(void *a)                                               \
+	{                                                                                          \
+		unsigned f = cr_misaligned((uintptr_t)a, N);                                       \
+		cr_access(CR_READ | f, (uintptr_t)a, N);                                           \
+		cr_access(CR_WRITE | f, (uintptr_t)a, N);                                          \
+	}                                                                                          \
+	CR_EXPORT void __tsan_unaligned_read_write##N(void *a)                                     \
+	{                                                                                          \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);              \
+		cr_access(CR_WRITE | cr_misaligned((uintptr_t)a, N), (uintptr_t)a, N);             \
 	}
 
 CR_SIZED(1)

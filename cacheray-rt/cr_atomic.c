@@ -23,10 +23,10 @@
  */
 #include "cacheray-rt/internal.h"
 
-#define CR_SEQ_CST 5
-#define CR_IS_SEQ(mo) (((mo) & 0xffff) == CR_SEQ_CST)
-#define CR_RD (CR_READ | CR_ATOMIC)
-#define CR_WR (CR_WRITE | CR_ATOMIC)
+#define CR_SEQ_CST    5
+#define CR_IS_SEQ(mo) (((mo)&0xffff) == CR_SEQ_CST)
+#define CR_RD	      (CR_READ | CR_ATOMIC)
+#define CR_WR	      (CR_WRITE | CR_ATOMIC)
 
 typedef unsigned char cr_a8;
 typedef unsigned short cr_a16;
@@ -34,74 +34,72 @@ typedef unsigned int cr_a32;
 typedef unsigned long long cr_a64;
 typedef unsigned __int128 cr_a128;
 
-#define CR_RMW(BITS, T, N, NAME, OP)                                                        \
-	CR_EXPORT T __tsan_atomic##BITS##_##NAME(volatile T *a, T v, int mo)                \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		cr_access(CR_RD, (uintptr_t)a, N);                                          \
-		cr_access(CR_WR, (uintptr_t)a, N);                                          \
-		return OP(a, v, __ATOMIC_SEQ_CST);                                          \
+#define CR_RMW(BITS, T, N, NAME, OP)                                                               \
+	CR_EXPORT T __tsan_atomic##BITS##_##NAME(volatile T *a, T v, int mo)                       \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		cr_access(CR_RD, (uintptr_t)a, N);                                                 \
+		cr_access(CR_WR, (uintptr_t)a, N);                                                 \
+		return OP(a, v, __ATOMIC_SEQ_CST);                                                 \
 	}
 
-#define CR_ATOMICS(BITS, T, N)                                                              \
-	CR_EXPORT T __tsan_atomic##BITS##_load(const volatile T *a, int mo)                 \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		cr_access(CR_RD, (uintptr_t)a, N);                                          \
-		return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                \
-	}                                                                                   \
-	CR_EXPORT void __tsan_atomic##BITS##_store(volatile T *a, T v, int mo)              \
-	{                                                                                   \
-		cr_access(CR_WR, (uintptr_t)a, N);                                          \
-		if (CR_IS_SEQ(mo))                                                          \
-			__atomic_store_n(a, v, __ATOMIC_SEQ_CST);                           \
-		else                                                                        \
-			__atomic_store_n(a, v, __ATOMIC_RELEASE);                           \
-	}                                                                                   \
-	CR_RMW(BITS, T, N, exchange, __atomic_exchange_n)                                   \
-	CR_RMW(BITS, T, N, fetch_add, __atomic_fetch_add)                                   \
-	CR_RMW(BITS, T, N, fetch_sub, __atomic_fetch_sub)                                   \
-	CR_RMW(BITS, T, N, fetch_and, __atomic_fetch_and)                                   \
-	CR_RMW(BITS, T, N, fetch_or, __atomic_fetch_or)                                     \
-	CR_RMW(BITS, T, N, fetch_xor, __atomic_fetch_xor)                                   \
-	CR_RMW(BITS, T, N, fetch_nand, __atomic_fetch_nand)                                 \
-	static int cr_cas##BITS(volatile T *a, T *c, T v)                                   \
-	{                                                                                   \
-		int ok;                                                                     \
-		cr_access(CR_RD, (uintptr_t)a, N);                                          \
-		cr_access(CR_READ | cr_misaligned((uintptr_t)c, N), (uintptr_t)c, N);       \
-		ok = __atomic_compare_exchange_n(a, c, v, 0, __ATOMIC_SEQ_CST,              \
-						 __ATOMIC_SEQ_CST);                         \
-		if (ok)                                                                     \
-			cr_access(CR_WR, (uintptr_t)a, N);                                  \
-		else                                                                        \
-			cr_access(CR_WRITE | cr_misaligned((uintptr_t)c, N), (uintptr_t)c, N); \
-		return ok;                                                                  \
-	}                                                                                   \
-	CR_EXPORT int __tsan_atomic##BITS##_compare_exchange_strong(volatile T *a, T *c, T v, \
-								   int mo, int fmo)         \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		(void)fmo;                                                                  \
-		return cr_cas##BITS(a, c, v);                                               \
-	}                                                                                   \
-	CR_EXPORT int __tsan_atomic##BITS##_compare_exchange_weak(volatile T *a, T *c, T v, \
-								 int mo, int fmo)           \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		(void)fmo;                                                                  \
-		return cr_cas##BITS(a, c, v);                                               \
-	}                                                                                   \
-	CR_EXPORT T __tsan_atomic##BITS##_compare_exchange_val(volatile T *a, T c, T v, int mo, \
-							       int fmo)                     \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		(void)fmo;                                                                  \
-		cr_access(CR_RD, (uintptr_t)a, N);                                          \
-		if (__atomic_compare_exchange_n(a, &c, v, 0, __ATOMIC_SEQ_CST,              \
-						__ATOMIC_SEQ_CST))                          \
-			cr_access(CR_WR, (uintptr_t)a, N);                                  \
-		return c;                                                                   \
+#define CR_ATOMICS(BITS, T, N)                                                                     \
+	CR_EXPORT T __tsan_atomic##BITS##_load(const volatile T *a, int mo)                        \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		cr_access(CR_RD, (uintptr_t)a, N);                                                 \
+		return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                       \
+	}                                                                                          \
+	CR_EXPORT void __tsan_atomic##BITS##_store(volatile T *a, T v, int mo)                     \
+	{                                                                                          \
+		cr_access(CR_WR, (uintptr_t)a, N);                                                 \
+		if (CR_IS_SEQ(mo))                                                                 \
+			__atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                  \
+		else                                                                               \
+			__atomic_store_n(a, v, __ATOMIC_RELEASE);                                  \
+	}                                                                                          \
+	CR_RMW(BITS, T, N, exchange, __atomic_exchange_n)                                          \
+	CR_RMW(BITS, T, N, fetch_add, __atomic_fetch_add)                                          \
+	CR_RMW(BITS, T, N, fetch_sub, __atomic_fetch_sub)                                          \
+	CR_RMW(BITS, T, N, fetch_and, __atomic_fetch_and)                                          \
+	CR_RMW(BITS, T, N, fetch_or, __atomic_fetch_or)                                            \
+	CR_RMW(BITS, T, N, fetch_xor, __atomic_fetch_xor)                                          \
+	CR_RMW(BITS, T, N, fetch_nand, __atomic_fetch_nand)                                        \
+	static int cr_cas##BITS(volatile T *a, T *c, T v)                                          \
+	{                                                                                          \
+		int ok;                                                                            \
+		cr_access(CR_RD, (uintptr_t)a, N);                                                 \
+		cr_access(CR_READ | cr_misaligned((uintptr_t)c, N), (uintptr_t)c, N);              \
+		ok = __atomic_compare_exchange_n(a, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+		if (ok)                                                                            \
+			cr_access(CR_WR, (uintptr_t)a, N);                                         \
+		else                                                                               \
+			cr_access(CR_WRITE | cr_misaligned((uintptr_t)c, N), (uintptr_t)c, N);     \
+		return ok;                                                                         \
+	}                                                                                          \
+	CR_EXPORT int __tsan_atomic##BITS##_compare_exchange_strong(volatile T *a, T *c, T v,      \
+								    int mo, int fmo)               \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		(void)fmo;                                                                         \
+		return cr_cas##BITS(a, c, v);                                                      \
+	}                                                                                          \
+	CR_EXPORT int __tsan_atomic##BITS##_compare_exchange_weak(volatile T *a, T *c, T v,        \
+								  int mo, int fmo)                 \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		(void)fmo;                                                                         \
+		return cr_cas##BITS(a, c, v);                                                      \
+	}                                                                                          \
+	CR_EXPORT T __tsan_atomic##BITS##_compare_exchange_val(volatile T *a, T c, T v, int mo,    \
+							       int fmo)                            \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		(void)fmo;                                                                         \
+		cr_access(CR_RD, (uintptr_t)a, N);                                                 \
+		if (__atomic_compare_exchange_n(a, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))  \
+			cr_access(CR_WR, (uintptr_t)a, N);                                         \
+		return c;                                                                          \
 	}
 
 CR_ATOMICS(8, cr_a8, 1)
@@ -147,13 +145,27 @@ static cr_a128 cr_rmw16(volatile cr_a128 *a, cr_a128 v, enum cr_op16 op)
 
 	for (;;) {
 		switch (op) {
-		case CR_ADD: nv = old + v; break;
-		case CR_SUB: nv = old - v; break;
-		case CR_AND: nv = old & v; break;
-		case CR_OR: nv = old | v; break;
-		case CR_XOR: nv = old ^ v; break;
-		case CR_NAND: nv = ~(old & v); break;
-		default: nv = v; break;
+		case CR_ADD:
+			nv = old + v;
+			break;
+		case CR_SUB:
+			nv = old - v;
+			break;
+		case CR_AND:
+			nv = old & v;
+			break;
+		case CR_OR:
+			nv = old | v;
+			break;
+		case CR_XOR:
+			nv = old ^ v;
+			break;
+		case CR_NAND:
+			nv = ~(old & v);
+			break;
+		default:
+			nv = v;
+			break;
 		}
 		if (cr_cmpxchg16b(a, &old, nv))
 			return old;
@@ -174,13 +186,13 @@ CR_EXPORT void __tsan_atomic128_store(volatile cr_a128 *a, cr_a128 v, int mo)
 	cr_rmw16(a, v, CR_XCHG);
 }
 
-#define CR_RMW16(NAME, OP)                                                                  \
-	CR_EXPORT cr_a128 __tsan_atomic128_##NAME(volatile cr_a128 *a, cr_a128 v, int mo)   \
-	{                                                                                   \
-		(void)mo;                                                                   \
-		cr_access(CR_RD, (uintptr_t)a, 16);                                         \
-		cr_access(CR_WR, (uintptr_t)a, 16);                                         \
-		return cr_rmw16(a, v, OP);                                                  \
+#define CR_RMW16(NAME, OP)                                                                         \
+	CR_EXPORT cr_a128 __tsan_atomic128_##NAME(volatile cr_a128 *a, cr_a128 v, int mo)          \
+	{                                                                                          \
+		(void)mo;                                                                          \
+		cr_access(CR_RD, (uintptr_t)a, 16);                                                \
+		cr_access(CR_WR, (uintptr_t)a, 16);                                                \
+		return cr_rmw16(a, v, OP);                                                         \
 	}
 
 CR_RMW16(exchange, CR_XCHG)
@@ -205,8 +217,8 @@ static int cr_cas128(volatile cr_a128 *a, cr_a128 *c, cr_a128 v)
 	return ok;
 }
 
-CR_EXPORT int __tsan_atomic128_compare_exchange_strong(volatile cr_a128 *a, cr_a128 *c,
-						       cr_a128 v, int mo, int fmo)
+CR_EXPORT int __tsan_atomic128_compare_exchange_strong(volatile cr_a128 *a, cr_a128 *c, cr_a128 v,
+						       int mo, int fmo)
 {
 	(void)mo;
 	(void)fmo;
@@ -221,8 +233,8 @@ CR_EXPORT int __tsan_atomic128_compare_exchange_weak(volatile cr_a128 *a, cr_a12
 	return cr_cas128(a, c, v);
 }
 
-CR_EXPORT cr_a128 __tsan_atomic128_compare_exchange_val(volatile cr_a128 *a, cr_a128 c,
-							cr_a128 v, int mo, int fmo)
+CR_EXPORT cr_a128 __tsan_atomic128_compare_exchange_val(volatile cr_a128 *a, cr_a128 c, cr_a128 v,
+							int mo, int fmo)
 {
 	(void)mo;
 	(void)fmo;

@@ -95,7 +95,7 @@ static void cr_configured(const struct rec_config *cfg)
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "cacheray-rt",
-	.defaults = { .dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK },
+	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
 	.sink = &rec_sink_cacheray,
 	.thread_size = 0,
 	.configured = cr_configured,

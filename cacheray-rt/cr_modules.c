@@ -31,7 +31,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#define CR_MAX_RANGES 64
+#define CR_MAX_RANGES  64
 #define CR_MAX_MODULES 1024
 
 struct cr_code_range {
@@ -100,8 +100,8 @@ enum { CR_NAMES_TSAN = 1, CR_NAMES_MALLOC_HOOKS = 2 };
 /* Which of our names the module's dynamic string table holds. */
 static int cr_names(const struct dl_phdr_info *info)
 {
-	static const char *const hooks[] = { "__malloc_recorded", "__calloc_recorded",
-					     "__realloc_recorded", "__free_recorded" };
+	static const char *const hooks[] = {"__malloc_recorded", "__calloc_recorded",
+					    "__realloc_recorded", "__free_recorded"};
 	size_t size = 0;
 	const char *s = cr_dynstr(info, &size), *end = s ? s + size : NULL;
 	int found = 0;
@@ -138,9 +138,10 @@ static void cr_add_ranges(const struct dl_phdr_info *info, int malloc_hooks)
 			continue;
 		if (n == CR_MAX_RANGES) {
 			if (!cr_full_warned++)
-				rec_warn("cacheray-rt: more than %d instrumented code segments: the "
-					 "memcpy and malloc calls of %s are not recorded",
-					 CR_MAX_RANGES, info->dlpi_name);
+				rec_warn(
+					"cacheray-rt: more than %d instrumented code segments: the "
+					"memcpy and malloc calls of %s are not recorded",
+					CR_MAX_RANGES, info->dlpi_name);
 			return;
 		}
 		cr_ranges[n].lo = info->dlpi_addr + ph->p_vaddr;
@@ -156,7 +157,8 @@ static int cr_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 	if (*first) {
 		*first = 0;
-		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) && info->dlpi_adds == cr_seen_adds)
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) &&
+		    info->dlpi_adds == cr_seen_adds)
 			return 1; /* nothing loaded since the last scan */
 		if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
 			cr_seen_adds = info->dlpi_adds;

@@ -115,10 +115,10 @@ static char *const *cr_exec_env(char *const envp[], char **out, size_t n, struct
 	return out;
 }
 
-#define CR_WITH_ENV(envp, newenv)                                                           \
-	size_t cr_n_ = cr_count(envp);                                                      \
-	char *cr_buf_[cr_n_ + 4];                                                           \
-	struct cr_env_extra cr_x_;                                                          \
+#define CR_WITH_ENV(envp, newenv)                                                                  \
+	size_t cr_n_ = cr_count(envp);                                                             \
+	char *cr_buf_[cr_n_ + 4];                                                                  \
+	struct cr_env_extra cr_x_;                                                                 \
 	char *const *newenv = cr_exec_env(envp, cr_buf_, cr_n_, &cr_x_)
 
 typedef int (*cr_execve_fn)(const char *, char *const[], char *const[]);
@@ -182,17 +182,17 @@ CR_EXPORT int execvp(const char *file, char *const argv[])
 }
 
 /* execl*: gather the variadic arguments, then go through the wrappers above */
-#define CR_GATHER_ARGS(arg0, ap, argv)                                                      \
-	size_t cr_argc_ = 1;                                                                \
-	va_start(ap, arg0);                                                                 \
-	while (va_arg(ap, char *))                                                          \
-		cr_argc_++;                                                                 \
-	va_end(ap);                                                                         \
-	char *argv[cr_argc_ + 1];                                                           \
-	argv[0] = (char *)(arg0);                                                           \
-	va_start(ap, arg0);                                                                 \
-	for (size_t i_ = 1; i_ <= cr_argc_; i_++)                                           \
-		argv[i_] = va_arg(ap, char *)
+#define CR_GATHER_ARGS(arg0, ap, argv)                                                             \
+	size_t cr_argc_ = 1;                                                                       \
+	va_start(ap, arg0);                                                                        \
+	while (va_arg(ap, char *))                                                                 \
+		cr_argc_++;                                                                        \
+	va_end(ap);                                                                                \
+	char *argv[cr_argc_ + 1];                                                                  \
+	argv[0] = (char *)(arg0);                                                                  \
+	va_start(ap, arg0);                                                                        \
+	for (size_t i_ = 1; i_ <= cr_argc_; i_++)                                                  \
+	argv[i_] = va_arg(ap, char *)
 
 CR_EXPORT int execl(const char *path, const char *arg0, ...)
 {

@@ -11,9 +11,9 @@
  * whole records only and the trace file, a concatenation of chunks, stays framed.
  *
  * The hot path (cr_access): one TLS load, the busy guard (one byte load; the front end never
- * sets fe_hold), the room check, three stores for the record, the bump of `pos` and the store-release
- * of the committed length. No lock, no atomic read-modify-write, no syscall, no call. Everything
- * else (first event of a thread, full chunk, nested hook, disabled recording) goes to
+ * sets fe_hold), the room check, three stores for the record, the bump of `pos` and the
+ * store-release of the committed length. No lock, no atomic read-modify-write, no syscall, no call.
+ * Everything else (first event of a thread, full chunk, nested hook, disabled recording) goes to
  * cr_access_slow, which handles every case.
  *
  * The busy guard: a hook that runs while another hook of the same thread is between reserving
@@ -38,7 +38,7 @@
 /* internal to the runtime: direct (not GOT) access from the hot path */
 #pragma GCC visibility push(hidden)
 
-#define CR_EXPORT __attribute__((visibility("default")))
+#define CR_EXPORT    __attribute__((visibility("default")))
 #define CR_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 enum cr_tag {
@@ -50,8 +50,8 @@ enum cr_tag {
 	CR_UNALIGNED = 0x80,
 };
 
-#define CR_ACCESS_BYTES 18u
-#define CR_REMOVE_BYTES 17u
+#define CR_ACCESS_BYTES	   18u
+#define CR_REMOVE_BYTES	   17u
 #define CR_ADD_FIXED_BYTES 29u
 /* longest type name written; longer ones are cut (a record must fit in the smallest chunk) */
 #define CR_NAME_MAX 4000u
@@ -61,10 +61,10 @@ enum cr_tag {
 /* CACHERAY_OPTIONS and what start-up decided (cr_main.c) */
 struct cr_options {
 	char tracefile[REC_PATH_MAX]; /* as given: absolute, or relative to the output directory */
-	int enabled;                  /* enabled=0: record nothing, write nothing */
-	int malloc_mode;              /* malloc=0|1|auto: RTTA records for malloc & co. */
-	int memfuncs;                 /* memfuncs=0|1: record memcpy/memset/memmove ranges */
-	int tracefile_set;            /* tracefile= was given */
+	int enabled;		      /* enabled=0: record nothing, write nothing */
+	int malloc_mode;	      /* malloc=0|1|auto: RTTA records for malloc & co. */
+	int memfuncs;		      /* memfuncs=0|1: record memcpy/memset/memmove ranges */
+	int tracefile_set;	      /* tracefile= was given */
 };
 
 enum { CR_MALLOC_OFF = 0, CR_MALLOC_ON = 1, CR_MALLOC_AUTO = 2 };
@@ -135,7 +135,8 @@ static inline __attribute__((always_inline)) void cr_access(unsigned tag, uintpt
 		return;
 	}
 	p = t->pos;
-	/* a byte load: a wider one would straddle the byte stores below and miss store forwarding */
+	/* a byte load: a wider one would straddle the byte stores below and miss store forwarding
+	 */
 	if (unlikely(*(volatile uint8_t *)&t->busy || (size_t)(t->end - p) < CR_ACCESS_BYTES)) {
 		cr_access_slow(tag, addr, size);
 		return;

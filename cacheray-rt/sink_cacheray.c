@@ -71,7 +71,8 @@ static int cr_replace(const char *dir, const char *base, int old)
 		goto fail;
 	rec_snprintf(tmp, sizeof(tmp), ".cacheray.%d.tmp", (int)getpid());
 	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+		    0666);
 	if (fd < 0 || renameat(dfd, tmp, dfd, base) < 0) {
 		if (fd >= 0) {
 			unlinkat(dfd, tmp, 0);
@@ -106,10 +107,9 @@ static int cacheray_open_session(struct rec_session *s)
 		return -1;
 	}
 	base = slash + 1;
-	rec_snprintf(dir, sizeof(dir), "%.*s", (int)(slash == cr_trace_path ? 1 : slash - cr_trace_path),
-		     cr_trace_path);
-	if (rec_mkdir_p(dir) < 0 ||
-	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	rec_snprintf(dir, sizeof(dir), "%.*s",
+		     (int)(slash == cr_trace_path ? 1 : slash - cr_trace_path), cr_trace_path);
+	if (rec_mkdir_p(dir) < 0 || (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		rec_warn("cacheray-rt: cannot create the directory of %s:", cr_trace_path);
 		return -1;
 	}

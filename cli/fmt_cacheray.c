@@ -122,7 +122,7 @@ struct cr_thread_counts {
 struct cr_stats {
 	struct cr_thread_counts *t; /* sorted by tid */
 	size_t nt, capt;
-	size_t last;                /* index of the last thread looked up */
+	size_t last; /* index of the last thread looked up */
 };
 
 static struct cr_thread_counts *cr_stats_thread(struct cr_stats *s, uint64_t tid)
@@ -196,7 +196,7 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 		return CLI_BAD_TRACE;
 	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
-		struct cr_stats s = { 0 };
+		struct cr_stats s = {0};
 		struct crt_counts c;
 		struct rd_error err;
 		int r;
@@ -210,7 +210,7 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 			cli_err("out of memory");
 			ret = CLI_BAD_TRACE;
 		} else if (!o->quiet) {
-			struct cr_thread_counts tot = { 0 };
+			struct cr_thread_counts tot = {0};
 			for (size_t k = 0; k < s.nt; k++) {
 				tot.reads += s.t[k].reads;
 				tot.writes += s.t[k].writes;
@@ -220,9 +220,9 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 				tot.removes += s.t[k].removes;
 			}
 			printf("%s: ok (Cacheray trace, %" PRIu64 " records, %" PRIu64
-			       " bytes, %zu threads: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
-			       " atomic, %" PRIu64 " unaligned, %" PRIu64 " rtta_add, %" PRIu64
-			       " rtta_remove)\n",
+			       " bytes, %zu threads: %" PRIu64 " reads, %" PRIu64
+			       " writes, %" PRIu64 " atomic, %" PRIu64 " unaligned, %" PRIu64
+			       " rtta_add, %" PRIu64 " rtta_remove)\n",
 			       v[i], c.records, c.bytes, s.nt, tot.reads, tot.writes, tot.atomic,
 			       tot.unaligned, tot.adds, tot.removes);
 		}
@@ -329,7 +329,7 @@ static void print_runtime(const char *trace)
 	char *copy = strdup(trace), *dir;
 	struct rts_set set;
 	struct rd_error err;
-	struct rts_proc sum = { 0 };
+	struct rts_proc sum = {0};
 
 	if (!copy)
 		return;
@@ -372,7 +372,7 @@ static void print_runtime(const char *trace)
 
 static int cr_stats_one(const char *path, const struct cli_stats_opts *o)
 {
-	struct cr_stats s = { 0 };
+	struct cr_stats s = {0};
 	struct crt_counts c;
 	struct rd_error err;
 	char name[64];
@@ -406,7 +406,7 @@ static int cr_stats_one(const char *path, const struct cli_stats_opts *o)
 		free(s.t);
 		return CLI_OK;
 	}
-	struct cr_thread_counts tot = { 0 };
+	struct cr_thread_counts tot = {0};
 	printf("%s: %" PRIu64 " records, %" PRIu64 " bytes, %zu threads\n\n", path, c.records,
 	       c.bytes, s.nt);
 	printf("%10s %12s %12s %10s %10s %9s %9s %14s %14s\n", "tid", "reads", "writes", "atomic",
@@ -426,8 +426,8 @@ static int cr_stats_one(const char *path, const struct cli_stats_opts *o)
 		tot.bytes_read += t->bytes_read;
 		tot.bytes_written += t->bytes_written;
 	}
-	printf("%10s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9" PRIu64
-	       " %9" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n",
+	printf("%10s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %9" PRIu64
+	       " %14" PRIu64 " %14" PRIu64 "\n",
 	       "total", tot.reads, tot.writes, tot.atomic, tot.unaligned, tot.adds, tot.removes,
 	       tot.bytes_read, tot.bytes_written);
 	printf("\n%6s %-22s %12s\n", "tag", "type", "records");

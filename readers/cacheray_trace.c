@@ -15,7 +15,7 @@
 
 const char *crt_kind_name(unsigned kind)
 {
-	static const char *const names[] = { "READ", "WRITE", "RTTA_ADD", "RTTA_REMOVE" };
+	static const char *const names[] = {"READ", "WRITE", "RTTA_ADD", "RTTA_REMOVE"};
 	return kind < 4 ? names[kind] : "?";
 }
 
@@ -48,16 +48,18 @@ static int crt_decode(const uint8_t *p, size_t left, uint64_t off, const char *f
 				    "unknown record type 0x%02x (tag 0x%02x)", kind, tag);
 	}
 	if (flags && kind >= CRT_RTTA_ADD)
-		return rd_error_set(err, CRT_RULE_FLAGS, file, (int64_t)off,
-				    "tag 0x%02x: %s with the%s%s flag (flags go with READ and WRITE "
-				    "only)",
-				    tag, crt_kind_name(kind), r->atomic ? " ATOMIC" : "",
-				    r->unaligned ? " UNALIGNED" : "");
+		return rd_error_set(
+			err, CRT_RULE_FLAGS, file, (int64_t)off,
+			"tag 0x%02x: %s with the%s%s flag (flags go with READ and WRITE "
+			"only)",
+			tag, crt_kind_name(kind), r->atomic ? " ATOMIC" : "",
+			r->unaligned ? " UNALIGNED" : "");
 	if (left < need)
-		return rd_error_set(err, CRT_RULE_TRUNCATED, file, (int64_t)off,
-				    "truncated %s record: %zu of its %zu bytes before the end of the "
-				    "file",
-				    crt_kind_name(kind), left, need);
+		return rd_error_set(
+			err, CRT_RULE_TRUNCATED, file, (int64_t)off,
+			"truncated %s record: %zu of its %zu bytes before the end of the "
+			"file",
+			crt_kind_name(kind), left, need);
 	r->addr = rd_get64(p + 1, false);
 	if (kind <= CRT_WRITE) {
 		r->size = p[9];
@@ -84,10 +86,10 @@ static int crt_decode(const uint8_t *p, size_t left, uint64_t off, const char *f
 				    r->name_len, left - CRT_ADD_FIXED_LEN);
 	r->name = p + CRT_ADD_FIXED_LEN;
 	if (memchr(r->name, '\0', r->name_len))
-		return rd_error_set(err, CRT_RULE_NAME, file, (int64_t)off,
-				    "RTTA_ADD type name holds a NUL byte (at name offset %zu)",
-				    (size_t)((const uint8_t *)memchr(r->name, '\0', r->name_len) -
-					     r->name));
+		return rd_error_set(
+			err, CRT_RULE_NAME, file, (int64_t)off,
+			"RTTA_ADD type name holds a NUL byte (at name offset %zu)",
+			(size_t)((const uint8_t *)memchr(r->name, '\0', r->name_len) - r->name));
 	r->len = CRT_ADD_FIXED_LEN + r->name_len;
 	return 0;
 }
@@ -119,8 +121,7 @@ int crt_walk_buf(const uint8_t *data, size_t len, const char *file, struct crt_c
 	return 0;
 }
 
-int crt_walk(const char *path, struct crt_counts *c, crt_rec_fn fn, void *ctx,
-	     struct rd_error *err)
+int crt_walk(const char *path, struct crt_counts *c, crt_rec_fn fn, void *ctx, struct rd_error *err)
 {
 	struct stat st;
 	void *map = NULL;
@@ -144,8 +145,7 @@ int crt_walk(const char *path, struct crt_counts *c, crt_rec_fn fn, void *ctx,
 		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	}
 	close(fd);
-	ret = crt_walk_buf(map ? map : (const void *)"", (size_t)st.st_size, path, c, fn, ctx,
-			   err);
+	ret = crt_walk_buf(map ? map : (const void *)"", (size_t)st.st_size, path, c, fn, ctx, err);
 	if (map)
 		munmap(map, (size_t)st.st_size);
 	return ret;

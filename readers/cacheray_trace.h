@@ -29,32 +29,32 @@
 
 enum crt_rule {
 	CRT_RULE_IO = 1,    /* cannot open, map or read the file */
-	CRT_RULE_TYPE,      /* an unknown base type */
-	CRT_RULE_FLAGS,     /* ATOMIC or UNALIGNED on an RTTA record */
+	CRT_RULE_TYPE,	    /* an unknown base type */
+	CRT_RULE_FLAGS,	    /* ATOMIC or UNALIGNED on an RTTA record */
 	CRT_RULE_TRUNCATED, /* the file ends inside a record */
-	CRT_RULE_SIZE,      /* an access of size 0 */
-	CRT_RULE_NAME,      /* a NUL byte inside a type name */
+	CRT_RULE_SIZE,	    /* an access of size 0 */
+	CRT_RULE_NAME,	    /* a NUL byte inside a type name */
 };
 
 enum crt_kind { CRT_READ = 0, CRT_WRITE = 1, CRT_RTTA_ADD = 2, CRT_RTTA_REMOVE = 3 };
 
-#define CRT_FLAG_ATOMIC 0x40u
+#define CRT_FLAG_ATOMIC	   0x40u
 #define CRT_FLAG_UNALIGNED 0x80u
-#define CRT_ACCESS_LEN 18u
-#define CRT_ADD_FIXED_LEN 29u
-#define CRT_REMOVE_LEN 17u
+#define CRT_ACCESS_LEN	   18u
+#define CRT_ADD_FIXED_LEN  29u
+#define CRT_REMOVE_LEN	   17u
 
 /* One record, decoded; fields its kind does not have are 0. */
 struct crt_rec {
-	uint64_t off;        /* file offset of the tag */
-	uint32_t len;        /* bytes of the record (name included) */
-	uint8_t tag;         /* as written */
-	uint8_t kind;        /* enum crt_kind (tag without flags) */
+	uint64_t off; /* file offset of the tag */
+	uint32_t len; /* bytes of the record (name included) */
+	uint8_t tag;  /* as written */
+	uint8_t kind; /* enum crt_kind (tag without flags) */
 	bool atomic, unaligned;
 	uint64_t addr;
 	uint64_t tid;
-	uint8_t size;        /* READ/WRITE */
-	uint32_t elem_size;  /* RTTA_ADD */
+	uint8_t size;	    /* READ/WRITE */
+	uint32_t elem_size; /* RTTA_ADD */
 	uint32_t elem_count;
 	const uint8_t *name; /* RTTA_ADD: name_len bytes, not NUL-terminated */
 	uint32_t name_len;
@@ -62,7 +62,7 @@ struct crt_rec {
 
 struct crt_counts {
 	uint64_t records;
-	uint64_t bytes;       /* of the file */
+	uint64_t bytes; /* of the file */
 	uint64_t by_tag[256];
 };
 

@@ -10,44 +10,44 @@
 #include <string.h>
 
 static int bad;
-#define CHECK(c)                                                                           \
-	do {                                                                               \
-		if (!(c)) {                                                                \
-			printf("check failed line %d: %s\n", __LINE__, #c);              \
-			bad = 1;                                                           \
-		}                                                                          \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			printf("check failed line %d: %s\n", __LINE__, #c);                        \
+			bad = 1;                                                                   \
+		}                                                                                  \
 	} while (0)
 
-#define OPS(T, V, PRINT)                                                                   \
-	do {                                                                               \
-		T e, old;                                                                  \
-		atomic_store(&V, (T)5);                                                    \
-		CHECK(atomic_load(&V) == 5);                                               \
-		old = atomic_exchange(&V, (T)7);                                           \
-		CHECK(old == 5);                                                           \
-		CHECK(atomic_fetch_add(&V, (T)3) == 7);                                    \
-		CHECK(atomic_fetch_sub(&V, (T)2) == 10);                                   \
-		CHECK(atomic_fetch_and(&V, (T)0xc) == 8);                                  \
-		CHECK(atomic_fetch_or(&V, (T)0x3) == 8);                                   \
-		CHECK(atomic_fetch_xor(&V, (T)0x1) == 0xb);                                \
-		CHECK(__atomic_fetch_nand((T *)&V, (T)0xf, __ATOMIC_SEQ_CST) == 0xa);      \
-		atomic_store(&V, (T)1);                                                    \
-		e = 1;                                                                     \
-		CHECK(atomic_compare_exchange_strong(&V, &e, (T)2));                       \
-		e = 1;                                                                     \
-		CHECK(!atomic_compare_exchange_strong(&V, &e, (T)3) && e == 2);            \
-		while (!atomic_compare_exchange_weak(&V, &e, (T)4))                        \
-			;                                                                  \
-		CHECK(__sync_val_compare_and_swap((T *)&V, (T)4, (T)6) == 4);              \
-		CHECK(__sync_val_compare_and_swap((T *)&V, (T)4, (T)9) == 6);              \
-		CHECK(atomic_load(&V) == 6);                                               \
-		/* R: 2 loads, 7 RMW, 3 CAS, 2 CAS-val; W: 2 stores, 7 RMW, 2 + 1 successes */ \
-		if (PRINT) {                                                               \
-			printf("EXPECT tag=0x40 size=%zu lo=%p hi=%p count=%d\n", sizeof(T), \
-			       (void *)&V, (void *)(&V + 1), 2 + 7 + 3 + 2);               \
-			printf("EXPECT tag=0x41 size=%zu lo=%p hi=%p count=%d\n", sizeof(T), \
-			       (void *)&V, (void *)(&V + 1), 2 + 7 + 2 + 1);               \
-		}                                                                          \
+#define OPS(T, V, PRINT)                                                                           \
+	do {                                                                                       \
+		T e, old;                                                                          \
+		atomic_store(&V, (T)5);                                                            \
+		CHECK(atomic_load(&V) == 5);                                                       \
+		old = atomic_exchange(&V, (T)7);                                                   \
+		CHECK(old == 5);                                                                   \
+		CHECK(atomic_fetch_add(&V, (T)3) == 7);                                            \
+		CHECK(atomic_fetch_sub(&V, (T)2) == 10);                                           \
+		CHECK(atomic_fetch_and(&V, (T)0xc) == 8);                                          \
+		CHECK(atomic_fetch_or(&V, (T)0x3) == 8);                                           \
+		CHECK(atomic_fetch_xor(&V, (T)0x1) == 0xb);                                        \
+		CHECK(__atomic_fetch_nand((T *)&V, (T)0xf, __ATOMIC_SEQ_CST) == 0xa);              \
+		atomic_store(&V, (T)1);                                                            \
+		e = 1;                                                                             \
+		CHECK(atomic_compare_exchange_strong(&V, &e, (T)2));                               \
+		e = 1;                                                                             \
+		CHECK(!atomic_compare_exchange_strong(&V, &e, (T)3) && e == 2);                    \
+		while (!atomic_compare_exchange_weak(&V, &e, (T)4))                                \
+			;                                                                          \
+		CHECK(__sync_val_compare_and_swap((T *)&V, (T)4, (T)6) == 4);                      \
+		CHECK(__sync_val_compare_and_swap((T *)&V, (T)4, (T)9) == 6);                      \
+		CHECK(atomic_load(&V) == 6);                                                       \
+		/* R: 2 loads, 7 RMW, 3 CAS, 2 CAS-val; W: 2 stores, 7 RMW, 2 + 1 successes */     \
+		if (PRINT) {                                                                       \
+			printf("EXPECT tag=0x40 size=%zu lo=%p hi=%p count=%d\n", sizeof(T),       \
+			       (void *)&V, (void *)(&V + 1), 2 + 7 + 3 + 2);                       \
+			printf("EXPECT tag=0x41 size=%zu lo=%p hi=%p count=%d\n", sizeof(T),       \
+			       (void *)&V, (void *)(&V + 1), 2 + 7 + 2 + 1);                       \
+		}                                                                                  \
 	} while (0)
 
 static _Atomic unsigned char v1;

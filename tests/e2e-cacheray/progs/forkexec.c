@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define AREA ((int *)0x5a0000000000ul)
+#define AREA	((int *)0x5a0000000000ul)
 #define NPARENT 3000
-#define NCHILD 2000
-#define NEXEC 1000
+#define NCHILD	2000
+#define NEXEC	1000
 
 static int *area(void)
 {

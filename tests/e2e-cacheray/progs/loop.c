@@ -20,7 +20,9 @@ int main(void)
 	       sizeof(a));
 	printf("EXPECT tag=0x01 lo=%p hi=%p bytes=%zu once\n", (void *)b, (void *)(b + N),
 	       sizeof(b));
-	printf("EXPECT-NOVEC tag=0x00 size=4 lo=%p hi=%p count=%d\n", (void *)a, (void *)(a + N), N);
-	printf("EXPECT-NOVEC tag=0x01 size=4 lo=%p hi=%p count=%d\n", (void *)b, (void *)(b + N), N);
+	printf("EXPECT-NOVEC tag=0x00 size=4 lo=%p hi=%p count=%d\n", (void *)a, (void *)(a + N),
+	       N);
+	printf("EXPECT-NOVEC tag=0x01 size=4 lo=%p hi=%p count=%d\n", (void *)b, (void *)(b + N),
+	       N);
 	return b[N - 1] == 1 ? 0 : 1;
 }

@@ -35,8 +35,8 @@ __attribute__((noinline)) void mem(size_t n)
 	memset(dst3, 1, n);
 }
 
-#define ONCE(tag, v)                                                                       \
-	printf("EXPECT tag=" tag " lo=%p hi=%p bytes=%zu once\n", (void *)&(v),             \
+#define ONCE(tag, v)                                                                               \
+	printf("EXPECT tag=" tag " lo=%p hi=%p bytes=%zu once\n", (void *)&(v),                    \
 	       (void *)((char *)&(v) + sizeof(v)), sizeof(v))
 
 int main(int argc, char **argv)

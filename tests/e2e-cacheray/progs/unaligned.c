@@ -6,10 +6,10 @@
 #include <stdio.h>
 
 struct __attribute__((packed)) wire {
-	char kind;      /* offset 0 */
-	uint32_t len;   /* offset 1 */
-	uint64_t q;     /* offset 5 */
-	uint16_t s;     /* offset 13 */
+	char kind;    /* offset 0 */
+	uint32_t len; /* offset 1 */
+	uint64_t q;   /* offset 5 */
+	uint16_t s;   /* offset 13 */
 };
 
 static struct wire w[2] __attribute__((aligned(64)));
@@ -28,16 +28,16 @@ __attribute__((noinline)) uint64_t get(struct wire *x)
 }
 
 /* one WRITE (put) and one READ (get) of each field of each element */
-#define FIELD(i, f)                                                                        \
-	do {                                                                               \
-		uintptr_t a_ = (uintptr_t)&w[i].f;                                         \
-		int u_ = (a_ % sizeof(w[i].f)) != 0;                                       \
-		printf("EXPECT tag=0x%02x size=%d lo=%p hi=%p count=1\n", u_ ? 0x81 : 0x01,  \
-		       (int)sizeof(w[i].f), (void *)a_, (void *)(a_ + sizeof(w[i].f)));     \
-		if (sizeof(w[i].f) > 1)                                                    \
-			printf("EXPECT tag=0x%02x size=%d lo=%p hi=%p count=1\n",           \
-			       u_ ? 0x80 : 0x00, (int)sizeof(w[i].f), (void *)a_,          \
-			       (void *)(a_ + sizeof(w[i].f)));                              \
+#define FIELD(i, f)                                                                                \
+	do {                                                                                       \
+		uintptr_t a_ = (uintptr_t)&w[i].f;                                                 \
+		int u_ = (a_ % sizeof(w[i].f)) != 0;                                               \
+		printf("EXPECT tag=0x%02x size=%d lo=%p hi=%p count=1\n", u_ ? 0x81 : 0x01,        \
+		       (int)sizeof(w[i].f), (void *)a_, (void *)(a_ + sizeof(w[i].f)));            \
+		if (sizeof(w[i].f) > 1)                                                            \
+			printf("EXPECT tag=0x%02x size=%d lo=%p hi=%p count=1\n",                  \
+			       u_ ? 0x80 : 0x00, (int)sizeof(w[i].f), (void *)a_,                  \
+			       (void *)(a_ + sizeof(w[i].f)));                                     \
 	} while (0)
 
 int main(void)

@@ -5,19 +5,31 @@
 
 struct Shape {
 	virtual double area() const = 0;
-	virtual ~Shape() {}
+	virtual ~Shape()
+	{
+	}
 };
 
 struct Square : Shape {
 	double s;
-	explicit Square(double x) : s(x) {}
-	double area() const override { return s * s; }
+	explicit Square(double x) : s(x)
+	{
+	}
+	double area() const override
+	{
+		return s * s;
+	}
 };
 
 struct Rect : Shape {
 	double w, h;
-	Rect(double a, double b) : w(a), h(b) {}
-	double area() const override { return w * h; }
+	Rect(double a, double b) : w(a), h(b)
+	{
+	}
+	double area() const override
+	{
+		return w * h;
+	}
 };
 
 __attribute__((noinline)) double total(Shape *const *v, int n)
@@ -30,7 +42,7 @@ __attribute__((noinline)) double total(Shape *const *v, int n)
 
 int main()
 {
-	Shape *v[3] = { new Square(2), new Rect(2, 3), new Square(1) };
+	Shape *v[3] = {new Square(2), new Rect(2, 3), new Square(1)};
 	double t = total(v, 3);
 	for (int i = 0; i < 3; i++)
 		std::printf("EXPECT tag=0x01 size=8 lo=%p hi=%p min=1\n"
