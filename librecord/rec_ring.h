@@ -29,7 +29,7 @@
 #include "librecord/rec_util.h"
 
 #define REC_RING_MAGIC "FRRING1"
-#define REC_RING_VERSION 1
+#define REC_RING_VERSION 2 /* 2: the drainer's progress in the header */
 #define REC_RING_HDR_SIZE 4096u
 #define REC_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 
@@ -52,7 +52,21 @@ struct rec_ring_hdr {
 	char format[16];        /* sink name */
 	struct rec_clock clock; /* the conversion this image used */
 	uint64_t session_ns;    /* session start, ns */
+	/* The drainer's progress, kept here so that salvage (rec_salvage.h) writes each committed
+	 * byte exactly once after a SIGKILL. rec_chunk_write stores write_pos then write_seq
+	 * before handing a chunk to the sink, done_len then done_seq after it returns: a
+	 * write_seq above done_seq is a write the kill cut short, which salvage undoes by
+	 * cutting the thread's output file back to write_pos. Release stores, in that order. */
+	uint64_t write_seq;     /* chunk being handed to the sink (0: none yet) */
+	int64_t write_pos;      /* size of the thread's sink_fd file before it, -1 if none */
+	uint64_t done_seq;      /* last chunk the sink returned from */
+	uint64_t done_len;      /* bytes of it written (finish writes a FILLING chunk in part) */
+	uint64_t overwritten;   /* overwrite policy: events of chunks reused unwritten */
+	uint64_t overwritten_seq; /* ... the last of them (stored with `overwritten`, before the
+				   * chunk is FREE: salvage skips it if it is still FULL) */
+	uint64_t overwritten_told; /* ... of which the sink has been told (lost_before) */
 };
+_Static_assert(sizeof(struct rec_ring_hdr) <= REC_RING_HDR_SIZE, "ring header fits its page");
 
 struct rec_chunk {
 	uint32_t magic;         /* REC_CHUNK_MAGIC */

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +102,9 @@ static int rec_ring_create(struct rec_thread *t)
 		rec_ring_warn("cannot create ring file %s/.flightrec/%s (threads without a ring record nothing):", rec_sess.dir, name);
 		return -1;
 	}
+	/* held while the file is open: salvage leaves the rings of a live process alone (a fork
+	 * child's copy of the descriptor shares the lock until it closes it) */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	if (ftruncate(fd, (off_t)size) < 0) {
 		rec_ring_warn("cannot size ring file %s (threads without a ring record nothing):", name);
 		goto fail;
@@ -319,6 +323,10 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			struct rec_chunk *c = rec_chunk_at(t, idx);
 			t->overwritten += c->events;
 			t->lost[REC_LOST_FULL] += c->events;
+			/* salvage tells the reused events before the oldest chunk left */
+			struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
+			__atomic_store_n(&h->overwritten_seq, c->seq, __ATOMIC_RELEASE);
+			__atomic_store_n(&h->overwritten, t->overwritten, __ATOMIC_RELEASE);
 			__atomic_store_n(&c->state, REC_CHUNK_FREE, __ATOMIC_RELEASE);
 			break;
 		}
@@ -376,6 +384,7 @@ void *rec_reserve_slow(struct rec_thread *t, size_t n)
  * acquire in rec_chunk_is_free, so the producer never overwrites bytes being written). */
 static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
 {
+	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	uint64_t lost = c->lost_before;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
@@ -384,8 +393,16 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	}
 	if (len > rec_sess.cfg.chunk_size - sizeof(*c))
 		len = rec_sess.cfg.chunk_size - sizeof(*c);
+	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
+	__atomic_store_n(&h->write_pos,
+			 t->sink_fd >= 0 ? (int64_t)lseek(t->sink_fd, 0, SEEK_END) : -1,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&h->write_seq, c->seq, __ATOMIC_RELEASE);
 	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)
 		t->bytes += len;
+	__atomic_store_n(&h->overwritten_told, t->overwritten_told, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->done_len, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->done_seq, c->seq, __ATOMIC_RELEASE);
 	t->flush_seq = c->seq;
 }
 
