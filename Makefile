@@ -41,7 +41,9 @@ HOST_CFLAGS := $(COMMON) -fno-omit-frame-pointer $(SAN_FLAGS)
 HOST_LDFLAGS := $(SAN_FLAGS)
 
 B := build
-REC_SRCS := $(wildcard librecord/*.c)
+# salvage is offline code (flightrec salvage/record): host builds only, never in a runtime
+SALVAGE_SRCS := $(wildcard librecord/rec_salvage*.c)
+REC_SRCS := $(filter-out $(SALVAGE_SRCS),$(wildcard librecord/*.c))
 REC_ASM := $(wildcard librecord/*.S)
 MC_SRCS := $(wildcard libmcount/*.c)
 MC_ASM := $(wildcard libmcount/*.S)
@@ -50,7 +52,8 @@ CLI_SRCS := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 REC_RT_OBJS := $(REC_SRCS:%.c=$(B)/rt/%.o) $(REC_ASM:%.S=$(B)/rt/%.o)
-REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o)
+REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o) \
+	$(SALVAGE_SRCS:%.c=$(B)/host/%.o)
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o)
 READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
@@ -168,10 +171,10 @@ $(B)/include/cacheray_rtta.h: cacheray-rt/cacheray_rtta.h
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
 
-$(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS)
+$(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(LIBREADERS) -lelf
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(LIBREADERS) $(LIBRECORD_HOST) -lelf
 
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $(LIBREADERS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

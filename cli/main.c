@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "verify", cmd_verify, "check a trace against the rules its readers enforce" },
 	{ "dump", cmd_dump, "print a trace in human-readable form" },
 	{ "stats", cmd_stats, "per-thread counts, totals and per-function call counts" },
+	{ "salvage", cmd_salvage, "rebuild a trace from the rings of a process that died" },
 };
 
 static void print_help(FILE *fp)
@@ -36,6 +37,7 @@ static void print_help(FILE *fp)
 	      "  flightrec verify [-q] PATH\n"
 	      "  flightrec dump [--offsets] [--headers] PATH\n"
 	      "  flightrec stats [--calls] PATH\n"
+	      "  flightrec salvage [-n] [-q] [--keep] DIR\n"
 	      "\n"
 	      "PATH is a trace: today a uftrace.data directory.\n"
 	      "Run 'flightrec <command> --help' for a command's options.\n"

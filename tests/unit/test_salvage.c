@@ -1,0 +1,592 @@
+/*
+ * test_salvage: librecord's salvage core (rec_salvage.c) and its uftrace salvager, on ring
+ * files built by hand the way the runtime leaves them.
+ *
+ * Core: which chunks are still to be written (done_seq/done_len, a write cut short, FULL
+ * chunks not yet freed, the overwrite policy's reused chunks and the one being reused, gaps),
+ * every header rule with its offset, malformed chunks skipped and counted, a live process's
+ * ring (flock held) left alone, a second salvage writing nothing. uftrace: a trace whose
+ * writer was killed in the middle of a chunk (a cut .dat, a half-written task.txt line, no
+ * info) comes out whole: every record exactly once, in order, accepted by the reader
+ * (readers/uftrace_reader), LOST records where the ring says events were lost. Last, random
+ * damage to a ring never makes salvage crash or write outside the trace (run it under ASan).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "librecord/rec_salvage.h"
+#include "librecord/uftrace_format.h"
+#include "readers/uftrace_reader.h"
+
+#define CHUNK 4096
+#define NCHUNK 4
+#define CAP (CHUNK - 64)
+#define RECS (CAP / 16) /* records per chunk */
+#define PID 4242
+#define TID 4243
+#define BASE_NS 1000000000000ull
+#define FN 0x555555555260ull
+
+static char tmpdir[256];
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_salvage.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char p[512];
+	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+struct ring {
+	int fd;
+	uint8_t *map;
+	size_t size;
+	struct rec_ring_hdr *h;
+};
+
+static void ring_create(struct ring *r, int pid, int tid, const char *format)
+{
+	char p[512];
+	r->size = REC_RING_HDR_SIZE + (size_t)CHUNK * NCHUNK;
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, pid, tid);
+	r->fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(r->fd >= 0);
+	assert_int_equal(ftruncate(r->fd, (off_t)r->size), 0);
+	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	assert_true(r->map != MAP_FAILED);
+	r->h = (struct rec_ring_hdr *)r->map;
+	memcpy(r->h->magic, REC_RING_MAGIC, 8);
+	r->h->version = REC_RING_VERSION;
+	r->h->hdr_size = REC_RING_HDR_SIZE;
+	r->h->chunk_size = CHUNK;
+	r->h->chunk_count = NCHUNK;
+	r->h->pid = pid;
+	r->h->tid = tid;
+	r->h->policy = 2;
+	snprintf(r->h->format, sizeof(r->h->format), "%s", format);
+	r->h->session_ns = BASE_NS;
+	r->h->write_pos = -1;
+	for (int i = 0; i < NCHUNK; i++) {
+		struct rec_chunk *c = (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + i * CHUNK);
+		c->magic = REC_CHUNK_MAGIC;
+	}
+}
+
+static void ring_close(struct ring *r)
+{
+	munmap(r->map, r->size);
+	close(r->fd);
+}
+
+static struct rec_chunk *chunk_at(struct ring *r, int i)
+{
+	return (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + (size_t)i * CHUNK);
+}
+
+/* record k of the thread's stream: entry/exit pairs of FN at depth 0, time BASE + 1000 + k */
+static struct uftrace_record rec_k(uint64_t k)
+{
+	struct uftrace_record r = { BASE_NS + 1000 + k,
+				    uftrace_record_word(k & 1 ? UFTRACE_EXIT : UFTRACE_ENTRY, 0, FN) };
+	return r;
+}
+
+/* chunk i holds records [first, first + n) of the stream */
+static void chunk_fill(struct ring *r, int i, uint32_t state, uint64_t seq, uint64_t first,
+		       uint64_t n, uint64_t lost_before)
+{
+	struct rec_chunk *c = chunk_at(r, i);
+	for (uint64_t k = 0; k < n; k++) {
+		struct uftrace_record rec = rec_k(first + k);
+		memcpy((uint8_t *)(c + 1) + k * 16, &rec, 16);
+	}
+	c->state = state;
+	c->seq = seq;
+	c->committed = n * 16;
+	c->events = state == REC_CHUNK_FULL ? n : 0;
+	c->lost_before = lost_before;
+}
+
+/* write records [first, first + n) into the thread's .dat as the flusher would have */
+static void dat_append(int tid, uint64_t first, uint64_t n, size_t cut_bytes)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%d.dat", tmpdir, tid);
+	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	assert_true(fd >= 0);
+	for (uint64_t k = 0; k < n; k++) {
+		struct uftrace_record rec = rec_k(first + k);
+		size_t len = k + 1 == n && cut_bytes ? 16 - cut_bytes : 16;
+		assert_int_equal(write(fd, &rec, len), (ssize_t)len);
+	}
+	close(fd);
+}
+
+static int64_t file_size(const char *name)
+{
+	char p[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
+static void write_file(const char *name, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* a uftrace.data skeleton as open_session/open_thread leave it */
+static void uftrace_skeleton(int with_task_line)
+{
+	char task[512];
+	snprintf(task, sizeof(task),
+		 "SESS timestamp=1000.000000000 pid=%d sid=0123456789abcdef exename=\"/opt/p\"\n"
+		 "%s",
+		 PID, with_task_line ? "TASK timestamp=1000.000000500 tid=4243 pid=4242\n" : "");
+	write_file("task.txt", task);
+	write_file("sid-0123456789abcdef.map",
+		   "555555554000-555555559000 r-xp 00000000 00:00 0 /opt/p\n"
+		   "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n");
+}
+
+static int load(struct ring *r, struct rec_salvage_ring *out, char *why)
+{
+	char name[64];
+	(void)r;
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	int fd = dup(r->fd);
+	int ret = rec_salvage_ring_load(fd, name, false, out, why, 256);
+	if (ret == 0)
+		rec_salvage_ring_free(out);
+	close(fd);
+	return ret;
+}
+
+/* --- the core ------------------------------------------------------------------------- */
+
+static void test_select_unwritten(void **state)
+{
+	struct ring r;
+	struct rec_salvage_ring sr;
+	char why[256], name[64];
+	(void)state;
+	ring_create(&r, PID, TID, "uftrace");
+	/* seq 1, 2 written and freed; 3 FULL (not written yet); 4 FILLING */
+	chunk_fill(&r, 0, REC_CHUNK_FREE, 1, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FREE, 2, RECS, RECS, 0);
+	chunk_fill(&r, 2, REC_CHUNK_FULL, 3, 2 * RECS, RECS, 5);
+	chunk_fill(&r, 3, REC_CHUNK_FILLING, 4, 3 * RECS, 10, 0);
+	r.h->write_seq = r.h->done_seq = 2;
+	r.h->done_len = RECS * 16;
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	int fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 2);
+	assert_int_equal(sr.chunks[0].seq, 3);
+	assert_int_equal(sr.chunks[0].off, 0);
+	assert_int_equal(sr.chunks[0].len, RECS * 16);
+	assert_int_equal(sr.chunks[0].lost_before, 5);
+	assert_int_equal(sr.chunks[0].events, RECS);
+	assert_int_equal(sr.chunks[1].seq, 4);
+	assert_int_equal(sr.chunks[1].len, 160);
+	assert_false(sr.cut);
+	assert_int_equal(sr.gaps, 0);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+
+	/* killed after the sink returned, before FREE: chunk 3 is FULL but done */
+	r.h->write_seq = r.h->done_seq = 3;
+	r.h->done_len = RECS * 16;
+	fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 1);
+	assert_int_equal(sr.chunks[0].seq, 4);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+
+	/* killed in the middle of the write of chunk 3: cut back to write_pos, write it again */
+	r.h->write_seq = 3;
+	r.h->done_seq = 2;
+	r.h->write_pos = 12345;
+	fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_true(sr.cut);
+	assert_int_equal(sr.cut_pos, 12345);
+	assert_int_equal(sr.nr_chunks, 2);
+	assert_int_equal(sr.chunks[0].seq, 3);
+	assert_int_equal(sr.chunks[0].off, 0);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+
+	/* finish wrote the FILLING chunk in part (32 bytes), the thread went on to 160 */
+	r.h->write_seq = r.h->done_seq = 4;
+	r.h->done_len = 32;
+	fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 1);
+	assert_int_equal(sr.chunks[0].seq, 4);
+	assert_int_equal(sr.chunks[0].off, 32);
+	assert_int_equal(sr.chunks[0].lost_before, 0);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+	ring_close(&r);
+}
+
+static void test_overwrite_and_gaps(void **state)
+{
+	struct ring r;
+	struct rec_salvage_ring sr;
+	char why[256], name[64];
+	(void)state;
+	ring_create(&r, PID, TID, "uftrace");
+	/* overwrite policy: seqs 1..4 reused (400 events), 5 was being reused as the kill came
+	 * (still FULL, its events already in `overwritten`), 6, 7 FULL, 8 FILLING */
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 5, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FULL, 6, RECS, RECS, 0);
+	chunk_fill(&r, 2, REC_CHUNK_FULL, 7, 2 * RECS, RECS, 0);
+	chunk_fill(&r, 3, REC_CHUNK_FILLING, 8, 3 * RECS, 3, 2);
+	r.h->overwritten = 400 + RECS;
+	r.h->overwritten_seq = 5;
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	int fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 3);
+	assert_int_equal(sr.chunks[0].seq, 6);
+	assert_int_equal(sr.chunks[0].lost_before, 400 + RECS);
+	assert_int_equal(sr.chunks[2].lost_before, 2);
+	assert_int_equal(sr.gaps, 0);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+
+	/* the same without an account: the 5 missing chunks are a gap of unknown size */
+	r.h->overwritten = 0;
+	r.h->overwritten_seq = 0;
+	chunk_at(&r, 0)->state = REC_CHUNK_FREE;
+	fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 3);
+	assert_int_equal(sr.gaps, 5);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+	ring_close(&r);
+}
+
+static void test_header_rules(void **state)
+{
+	struct ring r;
+	struct rec_salvage_ring sr;
+	char why[256];
+	struct rec_ring_hdr good;
+	(void)state;
+	ring_create(&r, PID, TID, "uftrace");
+	good = *r.h;
+	if (load(&r, &sr, why) != 0)
+		fail_msg("a good ring: %s", why);
+
+	static const struct {
+		size_t off;
+		uint8_t val;
+		const char *msg;
+	} cases[] = {
+		{ 0, 'X', "bad ring magic" },
+		{ offsetof(struct rec_ring_hdr, version), 9, "ring version 9" },
+		{ offsetof(struct rec_ring_hdr, hdr_size), 1, "header size" },
+		{ offsetof(struct rec_ring_hdr, chunk_size), 7, "chunk size" },
+		{ offsetof(struct rec_ring_hdr, chunk_count) + 3, 0x80, "chunk count" },
+		{ offsetof(struct rec_ring_hdr, pid), 1, "pid/tid" },
+		{ offsetof(struct rec_ring_hdr, format), 0, "format name" },
+		{ offsetof(struct rec_ring_hdr, write_seq) + 7, 0, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		*r.h = good;
+		if (!cases[i].msg)
+			continue;
+		((uint8_t *)r.h)[cases[i].off] = cases[i].val;
+		if (cases[i].off == offsetof(struct rec_ring_hdr, format))
+			memset(r.h->format, 'a', sizeof(r.h->format)); /* not terminated */
+		assert_int_equal(load(&r, &sr, why), -1);
+		if (!strstr(why, cases[i].msg))
+			fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].msg);
+	}
+	/* two chunks of 4096 in the header, the file is 4 chunks long */
+	*r.h = good;
+	r.h->chunk_count = 2;
+	assert_int_equal(load(&r, &sr, why), -1);
+	assert_non_null(strstr(why, "file size"));
+	*r.h = good;
+	r.h->done_seq = 5;
+	r.h->write_seq = 4;
+	assert_int_equal(load(&r, &sr, why), -1);
+	assert_non_null(strstr(why, "below done_seq"));
+	*r.h = good;
+	ring_close(&r);
+}
+
+static void test_bad_chunks_skipped(void **state)
+{
+	struct ring r;
+	struct rec_salvage_ring sr;
+	char why[256], name[64];
+	(void)state;
+	ring_create(&r, PID, TID, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FULL, 2, RECS, RECS, 0);
+	chunk_fill(&r, 2, REC_CHUNK_FULL, 2, RECS, RECS, 0); /* duplicate seq */
+	chunk_fill(&r, 3, REC_CHUNK_FILLING, 3, 0, 1, 0);
+	chunk_at(&r, 3)->committed = CAP + 16; /* longer than a chunk */
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	int fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 2);
+	assert_int_equal(sr.bad_chunks, 2);
+	rec_salvage_ring_free(&sr);
+	chunk_at(&r, 1)->magic = 0;
+	chunk_at(&r, 2)->state = 77;
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 1);
+	assert_int_equal(sr.bad_chunks, 3);
+	rec_salvage_ring_free(&sr);
+	close(fd);
+	ring_close(&r);
+}
+
+/* --- uftrace, a whole directory ------------------------------------------------------------ */
+
+static void verify_trace(uint64_t records, uint64_t lost)
+{
+	struct ufr_data *d;
+	struct ufr_counts total;
+	struct rd_error err;
+
+	rd_error_clear(&err);
+	if (ufr_open(tmpdir, 0, &d, &err) < 0)
+		fail_msg("ufr_open: %s: %s", err.file, err.msg);
+	if (ufr_verify(d, &total, &err) < 0)
+		fail_msg("ufr_verify: %s: offset %lld: %s", err.file, (long long)err.offset,
+			 err.msg);
+	assert_int_equal(total.entries + total.exits, records);
+	assert_int_equal(total.lost, lost);
+	ufr_close(d);
+}
+
+/* every record k of the stream in order, exactly once (LOST records aside) */
+static void check_stream(int tid, uint64_t n)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%d.dat", tmpdir, tid);
+	FILE *f = fopen(p, "r");
+	struct uftrace_record rec;
+	uint64_t k = 0;
+	assert_non_null(f);
+	while (fread(&rec, 16, 1, f) == 1) {
+		if ((rec.word & 3) == UFTRACE_LOST)
+			continue;
+		struct uftrace_record want = rec_k(k++);
+		assert_memory_equal(&rec, &want, 16);
+	}
+	fclose(f);
+	assert_int_equal(k, n);
+}
+
+static void test_uftrace_cut_write(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct ring r;
+	(void)state;
+	uftrace_skeleton(1);
+	/* a half-written line the kill left at the end of task.txt */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/task.txt", tmpdir);
+	FILE *f = fopen(p, "a");
+	fputs("TASK timestamp=1000.0000", f);
+	fclose(f);
+	ring_create(&r, PID, TID, "uftrace");
+	/* chunks 1 and 2 written; the write of 3 was cut after 5 records and a half */
+	dat_append(TID, 0, 2 * RECS, 0);
+	int64_t pos = file_size("4243.dat");
+	dat_append(TID, 2 * RECS, 6, 8);
+	chunk_fill(&r, 0, REC_CHUNK_FILLING, 5, 4 * RECS, 7, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FREE, 2, RECS, RECS, 0);
+	chunk_fill(&r, 2, REC_CHUNK_FULL, 3, 2 * RECS, RECS, 0);
+	chunk_fill(&r, 3, REC_CHUNK_FULL, 4, 3 * RECS, RECS, 0);
+	r.h->done_seq = 2;
+	r.h->done_len = RECS * 16;
+	r.h->write_seq = 3;
+	r.h->write_pos = pos;
+	ring_close(&r);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.rings, 1);
+	assert_int_equal(rep.salvaged, 1);
+	assert_int_equal(rep.chunks, 3);
+	assert_int_equal(rep.events, 2 * RECS + 7);
+	assert_int_equal(rep.processes, 1);
+	check_stream(TID, 4 * RECS + 7);
+	verify_trace(4 * RECS + 7, 0);
+	/* the ring is gone; a second salvage finds nothing and changes nothing */
+	assert_false(rec_salvage_needed(tmpdir));
+	int64_t size = file_size("4243.dat");
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.rings, 0);
+	assert_int_equal(file_size("4243.dat"), size);
+}
+
+static void test_uftrace_rerun_and_lost(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr, .keep_rings = true };
+	struct rec_salvage_report rep;
+	struct ring r, r2;
+	(void)state;
+	uftrace_skeleton(1);
+	ring_create(&r, PID, TID, "uftrace");
+	/* nothing written yet; 9 events lost before chunk 2 */
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FILLING, 2, RECS, 4, 9);
+	/* a second thread with no TASK line (killed while writing it) */
+	ring_create(&r2, PID, TID + 1, "uftrace");
+	chunk_fill(&r2, 0, REC_CHUNK_FILLING, 1, 0, 2, 0);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 2);
+	assert_int_equal(rep.lost, 9);
+	check_stream(TID, RECS + 4);
+	check_stream(TID + 1, 2);
+	verify_trace(RECS + 4 + 2, 9);
+	/* kept rings: a second salvage writes nothing again */
+	int64_t size = file_size("4243.dat");
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 2);
+	assert_int_equal(rep.bytes, 0);
+	assert_int_equal(file_size("4243.dat"), size);
+	/* the thread went on in its chunk after finish wrote part of it: only the rest */
+	chunk_fill(&r, 1, REC_CHUNK_FILLING, 2, RECS, 6, 9);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.bytes, 2 * 16);
+	assert_int_equal(rep.lost, 0);
+	check_stream(TID, RECS + 6);
+	verify_trace(RECS + 6 + 2, 9);
+	ring_close(&r);
+	ring_close(&r2);
+}
+
+static void test_live_ring_left_alone(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	struct ring r;
+	(void)state;
+	uftrace_skeleton(1);
+	ring_create(&r, PID, TID, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FILLING, 1, 0, 4, 0);
+	assert_int_equal(flock(r.fd, LOCK_EX | LOCK_NB), 0); /* as the runtime holds it */
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.rings, 1);
+	assert_int_equal(rep.busy, 1);
+	assert_int_equal(rep.salvaged, 0);
+	assert_int_equal(file_size("4243.dat"), -1);
+	assert_true(rec_salvage_needed(tmpdir));
+	/* the process dies: its lock goes */
+	ring_close(&r);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 1);
+	assert_int_equal(file_size("4243.dat"), 4 * 16);
+}
+
+static void test_unknown_format_kept(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	struct ring r;
+	(void)state;
+	ring_create(&r, PID, TID, "nosuch");
+	ring_close(&r);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(rep.bad, 1);
+	assert_true(rec_salvage_needed(tmpdir));
+}
+
+/* random damage: salvage says no or writes something, never crashes (ASan build) */
+static void test_random_damage(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		struct ring r;
+		teardown(NULL);
+		setup(NULL);
+		uftrace_skeleton(round & 1);
+		ring_create(&r, PID, TID, "uftrace");
+		chunk_fill(&r, 0, REC_CHUNK_FREE, 1, 0, RECS, 0);
+		chunk_fill(&r, 1, REC_CHUNK_FULL, 2, RECS, RECS, 3);
+		chunk_fill(&r, 2, REC_CHUNK_FILLING, 3, 2 * RECS, 5, 0);
+		r.h->done_seq = r.h->write_seq = 1;
+		r.h->done_len = RECS * 16;
+		for (int k = 0; k < 1 + round % 8; k++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			/* the header and the chunk headers, where the numbers are */
+			size_t where = (seed >> 16) % 4;
+			size_t off = where == 0 ? (seed >> 24) % sizeof(struct rec_ring_hdr)
+						: REC_RING_HDR_SIZE + (where - 1) * CHUNK + (seed >> 24) % 64;
+			r.map[off] ^= (uint8_t)(1u << ((seed >> 40) & 7));
+		}
+		ring_close(&r);
+		(void)rec_salvage_dir(tmpdir, &o, &rep);
+		assert_true(rep.rings == 1);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_select_unwritten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overwrite_and_gaps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_chunks_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_cut_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_rerun_and_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
