@@ -13,10 +13,12 @@
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
  *      kernel-generated ones are not sent twice);
- *   7. one line on stderr:
+ *   7. if PROG died by a signal, or any process left ring files (it died without finishing),
+ *      salvage DIR (cmd_salvage.c) and print its summary line;
+ *   8. one line on stderr:
  *        flightrec: recorded N threads, N events, N bytes, N lost in X.XXX s -> DIR
  *      from the runtime's .flightrec/stats.<pid> files (else from scanning the .dat files);
- *   8. exit with PROG's status (128+signal when it was killed).
+ *   9. exit with PROG's status (128+signal when it was killed).
  * The runtime writes the trace's `info` itself (exit_status is its business); record does not
  * rewrite any trace file. Setup failures exit 2 before PROG runs; an exec failure exits 127
  * (126 when PROG is not executable), like a shell.
@@ -38,6 +40,8 @@
 #include "cli/cli.h"
 #include "cli/hook_detect.h"
 #include "cli/record_dir.h"
+#include "cli/salvage.h"
+#include "librecord/rec_salvage.h"
 
 static const char usage[] =
 	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--] PROG [ARGS...]\n"
@@ -238,6 +242,21 @@ static int run_child(const char *path, char **argv, int *exec_errno)
 	return status;
 }
 
+/* flightrec salvage DIR, with the command line the trace's metadata wants */
+static void record_salvage(const char *dir, int argc, char **argv)
+{
+	size_t len = 0;
+	char *cmdline;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	cmdline = calloc(1, len + 1);
+	for (int i = 0; cmdline && i < argc; i++)
+		strcat(strcat(cmdline, i ? " " : ""), argv[i]);
+	cli_salvage(dir, cmdline, stderr, false, false, false);
+	free(cmdline);
+}
+
 static double elapsed(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
@@ -323,6 +342,9 @@ int cmd_record(int argc, char **argv)
 	if (status < 0)
 		return exec_errno == EACCES || exec_errno == ENOEXEC ? 126 : 127;
 
+	/* a process that died without finishing (SIGKILL, ...) left its rings: salvage them */
+	if (WIFSIGNALED(status) || rec_salvage_needed(dir))
+		record_salvage(dir, argc - optind, argv + optind);
 	recdir_summarize(dir, &sum);
 	fprintf(stderr,
 		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
