@@ -14,6 +14,9 @@
 #define REC_MAX_CHUNK_SIZE (256u << 20)
 #define REC_MAX_CHUNK_COUNT 4096u
 #define REC_DEFAULT_MAX_STACK 1024
+#define REC_DEFAULT_TP_STACK 512
+#define REC_MAX_TP_STACK 65535u /* one tfile memory block */
+#define REC_DEFAULT_TP_MAX_FRAMES 1000
 
 /* The longest value we accept for any variable; longer ones are treated as malformed. */
 #define REC_ENV_MAX (REC_PATH_MAX - 1)
@@ -91,6 +94,19 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 	cfg->block_ms = (uint32_t)rec_env_number("FLIGHTREC_BLOCK_MS", 1000, 0, 3600000);
 	cfg->max_stack = (uint32_t)rec_env_number("FLIGHTREC_MAX_STACK", REC_DEFAULT_MAX_STACK,
 						  1, 65536);
+
+	v = rec_env("FLIGHTREC_FORMAT");
+	if (v && strlen(v) < sizeof(cfg->format))
+		memcpy(cfg->format, v, strlen(v) + 1);
+	else if (v)
+		rec_warn("FLIGHTREC_FORMAT=%s is not a format name, using the default", v);
+	v = rec_env("FLIGHTREC_TRACEPOINTS");
+	if (v)
+		rec_snprintf(cfg->tracepoints, sizeof(cfg->tracepoints), "%s", v);
+	cfg->tp_stack = (uint32_t)rec_env_number("FLIGHTREC_TP_STACK", REC_DEFAULT_TP_STACK, 0,
+						 REC_MAX_TP_STACK);
+	cfg->tp_max_frames = (uint32_t)rec_env_number("FLIGHTREC_TP_MAX_FRAMES",
+						      REC_DEFAULT_TP_MAX_FRAMES, 1, 1u << 30);
 
 	cfg->policy = def->policy;
 	v = rec_env("FLIGHTREC_POLICY");

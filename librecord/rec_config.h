@@ -5,7 +5,11 @@
  * Variables (every front end): FLIGHTREC_DIR (output directory), FLIGHTREC_BUFSIZE (bytes per
  * chunk, K/M suffix), FLIGHTREC_BUFCOUNT (chunks per thread), FLIGHTREC_POLICY
  * (drop|overwrite|block|drain), FLIGHTREC_BLOCK_MS (block policy time-out),
- * FLIGHTREC_MAX_STACK (call depth kept by function hooks), FLIGHTREC_DEBUG.
+ * FLIGHTREC_MAX_STACK (call depth kept by function hooks), FLIGHTREC_DEBUG, FLIGHTREC_FORMAT
+ * (the format written, when the front end can write another than its own: uftrace, xray, tfile,
+ * chrome), and the tracepoints of the tfile format: FLIGHTREC_TRACEPOINTS (FUNC[,FUNC...]),
+ * FLIGHTREC_TP_STACK (bytes of stack kept per hit, from the entry stack pointer) and
+ * FLIGHTREC_TP_MAX_FRAMES (frames kept per tracepoint; later hits are only counted).
  * A front end may name its anchor tool's own directory variable (UFTRACE_DIR, ...), read
  * when FLIGHTREC_DIR is absent. Every value is length- and range-checked; a bad value gets one
  * warning and the default.
@@ -33,6 +37,10 @@ struct rec_config {
 	uint32_t block_ms;        /* REC_POLICY_BLOCK: longest wait for a free chunk */
 	uint32_t max_stack;       /* function hooks: deepest call level recorded */
 	int debug;
+	char format[16];          /* FLIGHTREC_FORMAT, "" = the front end's own */
+	char tracepoints[REC_PATH_MAX]; /* FLIGHTREC_TRACEPOINTS: "func1,func2", "" = none */
+	uint32_t tp_stack;        /* FLIGHTREC_TP_STACK: stack bytes per tracepoint hit */
+	uint32_t tp_max_frames;   /* FLIGHTREC_TP_MAX_FRAMES: frames kept per tracepoint */
 };
 
 /* What a front end tells librecord before the environment is read. */

@@ -149,6 +149,30 @@ static int rec_open_dirs(void)
 	return 0;
 }
 
+/* FLIGHTREC_FORMAT (or FLIGHTREC_TRACEPOINTS alone: tfile) among the front end's formats */
+static void rec_pick_sink(const struct rec_frontend *fe)
+{
+	const char *want = rec_sess.cfg.format;
+
+	if (!want[0] && rec_sess.cfg.tracepoints[0])
+		want = "tfile";
+	if (!want[0] || !strcmp(want, fe->sink->name))
+		return;
+	for (const struct rec_sink *const *f = fe->formats; f && *f; f++) {
+		if (!strcmp((*f)->name, want)) {
+			const char *d = getenv("FLIGHTREC_DIR"), *fd = NULL;
+			rec_sess.sink = *f;
+			if (fe->defaults.dir_env)
+				fd = getenv(fe->defaults.dir_env);
+			if ((*f)->dir && (!d || !*d) && (!fd || !*fd))
+				rec_snprintf(rec_sess.cfg.dir, sizeof(rec_sess.cfg.dir), "%s", (*f)->dir);
+			return;
+		}
+	}
+	rec_warn("%s: FLIGHTREC_FORMAT=%s is not a format it writes, writing %s", fe->name, want,
+		 fe->sink->name);
+}
+
 static int rec_session_start_locked(const struct rec_frontend *fe)
 {
 	ssize_t n;
@@ -161,6 +185,7 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 		return -1;
 	}
 	rec_config_parse(&rec_sess.cfg, &fe->defaults);
+	rec_pick_sink(fe);
 	if (fe->configured)
 		fe->configured(&rec_sess.cfg);
 	rec_sess.pid = getpid();

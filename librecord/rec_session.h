@@ -45,6 +45,15 @@ struct rec_frontend {
 	void (*started)(void);
 	/* optional: called in a fork child with the forking thread's new and old state */
 	void (*fork_thread)(struct rec_thread *child, const struct rec_thread *parent);
+	/* optional: the other formats this front end can write, NULL-terminated; FLIGHTREC_FORMAT
+	 * picks one by its sink's name before `configured` runs (which finds it in
+	 * rec_sess.sink), and FLIGHTREC_TRACEPOINTS alone picks "tfile" */
+	const struct rec_sink *const *formats;
+	/* the encoding the hooks write into the rings (enum rec_encoding, rec_decode.h): a sink
+	 * of another format decodes it */
+	int encoding;
+	/* REC_ENC_FDR: the address of the function with XRay id `fid`, 0 if none */
+	uintptr_t (*fn_addr)(uint32_t fid);
 };
 
 /* Each runtime defines its front end under this name, so a hook that runs before the

@@ -25,6 +25,9 @@ struct rec_thread;
 
 struct rec_sink {
 	const char *name; /* "uftrace", "xray", ... stored in ring files for salvage */
+	/* default output directory when this format is picked by FLIGHTREC_FORMAT and neither
+	 * FLIGHTREC_DIR nor the front end's own variable is set; NULL: the front end's default */
+	const char *dir;
 	int (*open_session)(struct rec_session *s);
 	void (*fork_child)(struct rec_session *s, pid_t ppid);
 	int (*open_thread)(struct rec_session *s, struct rec_thread *t);
