@@ -1,0 +1,350 @@
+/*
+ * rec_symtab: function symbols of the loaded modules (see rec_symtab.h).
+ *
+ * Invariants: rec_mods[0 .. rec_nmods) are fully built before rec_nmods covers them (release
+ * store, acquire loads), and are never changed or freed afterwards (except by the unit tests'
+ * reset). Loading happens under rec_symtab_lock only.
+ */
+#include "librecord/rec_symtab.h"
+#include "librecord/rec_util.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REC_SYMTAB_MAX_MODULES 1024
+
+static struct rec_module *rec_mods[REC_SYMTAB_MAX_MODULES];
+static size_t rec_nmods;
+static pthread_mutex_t rec_symtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long rec_symtab_adds; /* dlpi_adds at the last scan */
+static uint32_t rec_symtab_next_id = 1;
+
+static int rec_sym_cmp(const void *a, const void *b)
+{
+	const struct rec_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* at one address the global name first: it is the one users know */
+	if (x->global != y->global)
+		return x->global ? -1 : 1;
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Read the function symbols of `path` into m (bias already set). */
+static void rec_module_read(struct rec_module *m, const char *path)
+{
+	Elf_Scn *scn = NULL, *tab = NULL, *dyn = NULL;
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	Elf_Data *data;
+	size_t n, cnt = 0, pool = 0, poolcap = 0;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || !gelf_getehdr(elf, &eh))
+		goto out;
+	m->is_dyn = eh.e_type == ET_DYN;
+	rec_snprintf(m->path, sizeof(m->path), "%s", path);
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			tab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+	}
+	if (!tab)
+		tab = dyn;
+	if (!tab || !gelf_getshdr(tab, &sh) || sh.sh_entsize == 0 ||
+	    !(data = elf_getdata(tab, NULL)))
+		goto out;
+	n = sh.sh_size / sh.sh_entsize;
+	m->syms = malloc((n ? n : 1) * sizeof(*m->syms));
+	if (!m->syms)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		unsigned type;
+		size_t len;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    s.st_value == 0)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		len = strlen(name) + 1;
+		if (pool + len > poolcap) {
+			size_t cap = (poolcap ? poolcap * 2 : 16384) + len;
+			char *np = realloc(m->names, cap);
+			if (!np)
+				break;
+			m->names = np;
+			poolcap = cap;
+		}
+		memcpy(m->names + pool, name, len);
+		m->syms[cnt].addr = m->bias + (uintptr_t)s.st_value;
+		m->syms[cnt].size = s.st_size > UINT32_MAX ? UINT32_MAX : (uint32_t)s.st_size;
+		m->syms[cnt].name = (uint32_t)pool;
+		m->syms[cnt].global = GELF_ST_BIND(s.st_info) != STB_LOCAL;
+		m->syms[cnt].used = 0;
+		m->syms[cnt].id = 0;
+		pool += len;
+		cnt++;
+	}
+	m->nsyms = cnt;
+	qsort(m->syms, cnt, sizeof(*m->syms), rec_sym_cmp);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+struct rec_scan {
+	int found_new;
+	unsigned long long adds;
+};
+
+static int rec_known(uintptr_t bias, uintptr_t lo)
+{
+	for (size_t i = 0; i < rec_nmods; i++)
+		if (rec_mods[i]->bias == bias && rec_mods[i]->lo == lo)
+			return 1;
+	return 0;
+}
+
+static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rec_scan *sc = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	struct rec_module *m;
+	const char *path = info->dlpi_name;
+	char exe[512];
+	int is_exe = 0;
+
+	(void)size;
+	sc->adds = info->dlpi_adds;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (hi == 0 || rec_known(info->dlpi_addr, lo) || rec_nmods == REC_SYMTAB_MAX_MODULES)
+		return 0;
+	if (!path || !*path) {
+		/* the first object, without a name, is the executable */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		path = exe;
+		is_exe = rec_nmods == 0;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return 1;
+	m->bias = info->dlpi_addr;
+	m->lo = lo;
+	m->hi = hi;
+	m->is_exe = is_exe;
+	if (path[0] == '/')
+		rec_module_read(m, path);
+	/* ids: one per distinct address, after the ids of the modules before */
+	m->id_base = rec_symtab_next_id - 1;
+	for (size_t i = 0; i < m->nsyms; i++) {
+		if (i == 0 || m->syms[i].addr != m->syms[i - 1].addr)
+			m->nids++;
+		m->syms[i].id = m->id_base + m->nids;
+	}
+	rec_symtab_next_id += m->nids;
+	rec_mods[rec_nmods] = m;
+	__atomic_store_n(&rec_nmods, rec_nmods + 1, __ATOMIC_RELEASE);
+	sc->found_new = 1;
+	return 0;
+}
+
+/* Scan for modules not seen yet; 1 when some were added. Lock held. */
+static int rec_symtab_scan(void)
+{
+	struct rec_scan sc = {0, 0};
+
+	dl_iterate_phdr(rec_scan_cb, &sc);
+	rec_symtab_adds = sc.adds;
+	return sc.found_new;
+}
+
+int rec_symtab_load(void)
+{
+	pthread_mutex_lock(&rec_symtab_lock);
+	rec_symtab_scan();
+	pthread_mutex_unlock(&rec_symtab_lock);
+	return rec_nmods ? 0 : -1;
+}
+
+size_t rec_symtab_nmodules(void)
+{
+	return __atomic_load_n(&rec_nmods, __ATOMIC_ACQUIRE);
+}
+
+const struct rec_module *rec_symtab_module_at(size_t i)
+{
+	return i < rec_symtab_nmodules() ? rec_mods[i] : NULL;
+}
+
+static struct rec_module *rec_module_of(uintptr_t addr)
+{
+	size_t n = rec_symtab_nmodules();
+
+	for (size_t i = 0; i < n; i++)
+		if (addr >= rec_mods[i]->lo && addr < rec_mods[i]->hi)
+			return rec_mods[i];
+	return NULL;
+}
+
+static int rec_adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+const struct rec_module *rec_symtab_module(uintptr_t addr)
+{
+	struct rec_module *m = rec_module_of(addr);
+	unsigned long long adds = 0;
+
+	if (m)
+		return m;
+	/* a module loaded since the last scan? (dlopen) */
+	dl_iterate_phdr(rec_adds_cb, &adds);
+	pthread_mutex_lock(&rec_symtab_lock);
+	if (adds != rec_symtab_adds)
+		rec_symtab_scan();
+	pthread_mutex_unlock(&rec_symtab_lock);
+	return rec_module_of(addr);
+}
+
+struct rec_sym *rec_symtab_find(uintptr_t addr, const struct rec_module **mod)
+{
+	const struct rec_module *m = rec_symtab_module(addr);
+	size_t lo = 0, hi;
+	struct rec_sym *s;
+
+	if (!m || m->nsyms == 0)
+		return NULL;
+	hi = m->nsyms;
+	/* the last symbol at or below addr */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s = &m->syms[lo];
+	if (s->addr > addr)
+		return NULL;
+	while (lo > 0 && m->syms[lo - 1].addr == s->addr)
+		s = &m->syms[--lo]; /* the first alias */
+	if (s->size) {
+		if (addr >= s->addr + s->size)
+			return NULL;
+	} else {
+		/* no size: up to the next symbol */
+		size_t next = lo + 1;
+		while (next < m->nsyms && m->syms[next].addr == s->addr)
+			next++;
+		if (next < m->nsyms && addr >= m->syms[next].addr)
+			return NULL;
+	}
+	if (mod)
+		*mod = m;
+	return s;
+}
+
+size_t rec_symtab_lookup(const char *name, struct rec_sym **out, const struct rec_module **mods,
+			 size_t max)
+{
+	size_t n = rec_symtab_nmodules(), found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_module *m = rec_mods[i];
+		for (size_t k = 0; k < m->nsyms; k++) {
+			struct rec_sym *s = &m->syms[k];
+			if (strcmp(m->names + s->name, name) != 0)
+				continue;
+			/* one entry per address: an alias of one already found is the same function
+			 */
+			int dup = 0;
+			for (size_t j = 0; j < found && j < max; j++)
+				dup |= out[j]->addr == s->addr;
+			if (dup)
+				continue;
+			if (found < max) {
+				out[found] = s;
+				mods[found] = m;
+			}
+			found++;
+		}
+	}
+	return found;
+}
+
+struct rec_sym *rec_symtab_by_id(uint32_t id, const struct rec_module **mod)
+{
+	size_t n = rec_symtab_nmodules();
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_module *m = rec_mods[i];
+		size_t lo = 0, hi = m->nsyms;
+		if (id <= m->id_base || id > m->id_base + m->nids)
+			continue;
+		while (lo < hi) { /* the first symbol with this id (ids grow with the index) */
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->syms[mid].id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < m->nsyms && m->syms[lo].id == id) {
+			if (mod)
+				*mod = m;
+			return &m->syms[lo];
+		}
+	}
+	return NULL;
+}
+
+void rec_symtab_reset(void)
+{
+	pthread_mutex_lock(&rec_symtab_lock);
+	for (size_t i = 0; i < rec_nmods; i++) {
+		free(rec_mods[i]->syms);
+		free(rec_mods[i]->names);
+		free(rec_mods[i]);
+		rec_mods[i] = NULL;
+	}
+	rec_nmods = 0;
+	rec_symtab_adds = 0;
+	rec_symtab_next_id = 1;
+	pthread_mutex_unlock(&rec_symtab_lock);
+}
