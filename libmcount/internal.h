@@ -50,6 +50,9 @@ extern uint32_t mc_fast_max_stack;
 /* rec_thread.fe_hold: set while return addresses are restored for a C++ throw (until the
  * catch), so that every hook takes the complete path */
 #define mc_in_exception(t) ((t)->fe_hold)
+/* the tfile format: hooks record tracepoint hits only (mcount_tp.c) */
+extern int mc_tp_mode;
+void mc_tp_start(void);
 /* LD_PRELOAD as the program started, given back to an exec with a custom environment */
 extern char mc_saved_preload[4096];
 extern const struct rec_frontend mc_frontend;

@@ -59,8 +59,8 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 	struct mc_frame *f;
 	uint32_t d;
 
-	if (unlikely(!t))
-		return;
+	if (unlikely(!t || mc_tp_mode))
+		return; /* mc_tp_mode: the tfile entry points could not be patched in */
 	if (unlikely(t->busy)) {
 		rec_count_lost(t, REC_LOST_NESTED, 2);
 		return;
@@ -128,7 +128,9 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	return ret;
 }
 
-__attribute__((visibility("default"))) void __cyg_profile_func_enter(void *fn, void *call_site)
+/* patchable entries: the tfile format turns them into jumps (mcount_tp.c) */
+__attribute__((visibility("default"), patchable_function_entry(7, 5))) void
+__cyg_profile_func_enter(void *fn, void *call_site)
 {
 	struct rec_thread *t = rec_thread_get();
 	struct mc_thread *mt;
@@ -166,7 +168,8 @@ out:
 	t->busy = 0;
 }
 
-__attribute__((visibility("default"))) void __cyg_profile_func_exit(void *fn, void *call_site)
+__attribute__((visibility("default"), patchable_function_entry(2))) void
+__cyg_profile_func_exit(void *fn, void *call_site)
 {
 	struct rec_thread *t = rec_self;
 	struct mc_thread *mt;

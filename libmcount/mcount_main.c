@@ -6,7 +6,9 @@
  * because a preloaded library is initialised before the program, finishes the trace.
  */
 #include "libmcount/internal.h"
+#include "librecord/sink_tfile.h"
 #include "librecord/sink_uftrace.h"
+#include "librecord/rec_decode.h"
 #include "librecord/uftrace_format.h"
 
 #include <fcntl.h>
@@ -22,6 +24,8 @@ static void mc_configured(const struct rec_config *cfg)
 {
 	const char *pre = getenv("LD_PRELOAD"); /* constructor time, with the rest of the env */
 
+	mc_tp_mode = rec_sess.sink == &rec_sink_tfile;
+
 	if (pre && strlen(pre) < sizeof(mc_saved_preload))
 		memcpy(mc_saved_preload, pre, strlen(pre) + 1);
 	/* uftrace's depth field has 10 bits: deeper frames could not be told apart */
@@ -34,6 +38,8 @@ static void mc_configured(const struct rec_config *cfg)
 static void mc_started(void)
 {
 	mc_fast_max_stack = rec_clock_g.use_tsc ? mc_max_stack : 0;
+	if (mc_tp_mode)
+		mc_tp_start();
 }
 
 /* A fork child keeps the forking thread's frames: their returns are still hijacked. */
@@ -45,6 +51,10 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 	memcpy(c, p, sizeof(*p) + (size_t)p->depth * sizeof(struct mc_frame));
 }
 
+/* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
+ * the uftrace records by their sinks */
+static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, NULL };
+
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",
 	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_BLOCK },
@@ -53,6 +63,8 @@ struct rec_frontend rec_frontend_self_storage = {
 	.configured = mc_configured,
 	.started = mc_started,
 	.fork_thread = mc_fork_thread,
+	.formats = mc_formats,
+	.encoding = REC_ENC_UFTRACE,
 };
 
 /* Does the program import one of our hooks? Programs that do not (a shell started by

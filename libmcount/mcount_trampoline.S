@@ -11,13 +11,26 @@
  * Each entry point first calls the leaf fast path (mcount_fast.c), then the complete hook
  * (mcount_hooks.c) only when the fast path declines.
  *
+ * The tfile format (tracepoints) uses other entry points, mcount_tp and fentry_tp: they
+ * capture every register for a tracepoint hit (rec_tp_asm.h) and hijack nothing. It is chosen
+ * once, at start-up: the 2-byte nop that starts mcount and __fentry__ becomes a short jump to
+ * the 5-byte `jmp` placed just before each (mcount_tp.c patches it), so the default format
+ * pays one nop and no test.
+ *
  * Registers: the C hooks never touch SSE/x87 (-mgeneral-regs-only, and their slow paths
  * fxsave), so only the integer registers that may carry arguments (rdi rsi rdx rcx r8 r9,
  * rax = vector count for varargs, r10 = static chain) or return values (rax rdx) are saved.
  * The stack is re-aligned to 16 bytes whatever the caller's alignment was.
  */
+#include "librecord/rec_tp_asm.h"
 	.text
 
+	.p2align 4
+	.globl mcount_tp_site
+	.hidden mcount_tp_site
+mcount_tp_site:
+	.byte 0xe9			/* jmp rel32, never shortened: the patch counts on 5 bytes */
+	.long mcount_tp - (. + 4)
 	.globl mcount
 	.type mcount, @function
 	.globl _mcount
@@ -25,6 +38,7 @@
 mcount:
 _mcount:
 	.cfi_startproc
+	xchg %ax, %ax			/* patch site: `jmp mcount_tp_site` in the tfile format */
 	push %rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
@@ -66,10 +80,17 @@ _mcount:
 	.size mcount, .-mcount
 	.size _mcount, .-_mcount
 
+	.p2align 4
+	.globl fentry_tp_site
+	.hidden fentry_tp_site
+fentry_tp_site:
+	.byte 0xe9
+	.long fentry_tp - (. + 4)
 	.globl __fentry__
 	.type __fentry__, @function
 __fentry__:
 	.cfi_startproc
+	xchg %ax, %ax			/* patch site: `jmp fentry_tp_site` in the tfile format */
 	push %rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
@@ -137,5 +158,58 @@ mcount_return:
 	pop %rax
 	jmp *%r11
 	.size mcount_return, .-mcount_return
+
+/*
+ * Tracepoint entry points (the tfile format). mcount_tp: called after the function's
+ * `push %rbp; mov %rsp, %rbp`, so mc_tp_entry takes the caller's rbp and the entry rsp from
+ * the frame. fentry_tp: called by the function's first instruction (after endbr64), every
+ * register still as it came. mc_tp_entry records a hit when the function is a tracepoint.
+ */
+	.globl mcount_tp
+	.hidden mcount_tp
+	.type mcount_tp, @function
+	.p2align 4
+mcount_tp:
+	.cfi_startproc
+	TP_CAPTURE
+	mov %rsp, %rdi
+	mov $1, %esi
+	call mc_tp_entry
+	TP_RESTORE
+	ret
+	.cfi_endproc
+	.size mcount_tp, .-mcount_tp
+
+	.globl fentry_tp
+	.hidden fentry_tp
+	.type fentry_tp, @function
+	.p2align 4
+fentry_tp:
+	.cfi_startproc
+	TP_CAPTURE
+	mov %rsp, %rdi
+	xor %esi, %esi
+	call mc_tp_entry
+	TP_RESTORE
+	ret
+	.cfi_endproc
+	.size fentry_tp, .-fentry_tp
+
+/* -finstrument-functions: __cyg_profile_func_enter's patched entry comes here (rdi = the
+ * function, the return address = where it called from) */
+	.globl cyg_tp
+	.hidden cyg_tp
+	.type cyg_tp, @function
+	.p2align 4
+cyg_tp:
+	.cfi_startproc
+	TP_CAPTURE
+	mov %rsp, %rdi
+	mov $2, %esi
+	call mc_tp_entry
+	TP_RESTORE
+	ret
+	.cfi_endproc
+	.size cyg_tp, .-cyg_tp
 
 	.section .note.GNU-stack,"",@progbits
