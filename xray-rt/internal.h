@@ -103,6 +103,7 @@ void xray_tramp_exit(void);
 void xray_tramp_tail(void);
 void xray_tramp_args(void);
 void xray_tramp_custom(void);
+void xray_tramp_tp(void);
 
 /* leaf fast paths (xray_fast.c): 0 when recorded, 1 when the complete hook must run */
 int xray_entry_fast(uint32_t fid, uintptr_t slot);
@@ -121,6 +122,8 @@ void xr_unwind_to(uintptr_t sp);
 int xr_patch_all(void);
 int xr_unpatch_all(void);
 extern uint32_t xr_patched; /* sleds currently patched */
+/* the function address of XRay id `fid`, 0 if none (the map's numbering) */
+uintptr_t xr_fn_addr(uint32_t fid);
 
 /* the sink (sink_xray.c) */
 extern const struct rec_sink rec_sink_xray;

@@ -16,7 +16,9 @@
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_map.h"
+#include "librecord/rec_decode.h"
 #include "librecord/rec_util.h"
+#include "librecord/sink_tfile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +80,9 @@ static void xr_configured(const struct rec_config *cfg)
 	rec_frontend_self_storage.thread_size =
 		sizeof(struct xr_thread) + (size_t)xr_max_stack * sizeof(struct xr_frame);
 
-	if (!opts || xr_flag(opts, "xray_logfile_base", base, sizeof(base)) < 0 || !base[0])
-		return;
+	if (rec_sess.sink != &rec_sink_xray || !opts ||
+	    xr_flag(opts, "xray_logfile_base", base, sizeof(base)) < 0 || !base[0])
+		return; /* the base names XRay logs only */
 	if (base[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		rec_snprintf(xr_logfile_base, sizeof(xr_logfile_base), "%s", base);
 	else
@@ -108,6 +111,10 @@ static void xr_started(void)
 			(long)((uintptr_t)&xr_no_rseq_cpu - (uintptr_t)__builtin_thread_pointer());
 }
 
+/* the formats besides XRay's (FLIGHTREC_FORMAT): tracepoints; the others are written from the
+ * FDR records by their sinks */
+static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, NULL };
+
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
 	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
@@ -115,6 +122,9 @@ struct rec_frontend rec_frontend_self_storage = {
 	.thread_size = sizeof(struct xr_thread) + 1024 * sizeof(struct xr_frame),
 	.configured = xr_configured,
 	.started = xr_started,
+	.formats = xr_formats,
+	.encoding = REC_ENC_FDR,
+	.fn_addr = xr_fn_addr,
 };
 
 __attribute__((constructor(101))) static void xr_init(void)

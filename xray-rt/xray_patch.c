@@ -24,7 +24,9 @@
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_map.h"
+#include "librecord/rec_tp.h"
 #include "librecord/rec_util.h"
+#include "librecord/sink_tfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,11 +49,13 @@ enum xr_tramp {
 	XR_T_TAIL,
 	XR_T_ARGS,
 	XR_T_CUSTOM,
+	XR_T_TP,
 	XR_T_COUNT,
 };
 
 static struct xr_map xr_map;
 static int xr_map_state;		/* 0 not loaded, 1 loaded, -1 none or failed */
+static uintptr_t *xr_fid_func;		/* function address of each id, [0 .. max_id] */
 static uintptr_t xr_target[XR_T_COUNT]; /* what sleds call: trampolines or their stubs */
 static uint8_t *xr_stub_page;
 static long xr_page;
@@ -64,6 +68,7 @@ static void xr_tramps(uintptr_t t[XR_T_COUNT])
 	t[XR_T_TAIL] = (uintptr_t)xray_tramp_tail;
 	t[XR_T_ARGS] = (uintptr_t)xray_tramp_args;
 	t[XR_T_CUSTOM] = (uintptr_t)xray_tramp_custom;
+	t[XR_T_TP] = (uintptr_t)xray_tramp_tp;
 }
 
 static int xr_in_reach(uintptr_t from, uintptr_t to)
@@ -228,6 +233,9 @@ static int xr_load(void)
 		xr_map_state = r > 0 && xr_map.count > 0 ? 1 : -1;
 		xr_page = sysconf(_SC_PAGESIZE);
 		if (xr_map_state > 0) {
+			xr_fid_func = calloc(xr_map.max_id + 1, sizeof(*xr_fid_func));
+			for (size_t i = 0; xr_fid_func && i < xr_map.count; i++)
+				xr_fid_func[xr_map.sleds[i].id] = xr_map.sleds[i].func;
 			xr_sled_span();
 			if (xr_sled_lo < xr_map.text_lo || xr_sled_hi > xr_map.text_hi) {
 				rec_warn("xray-rt: the instrumentation map names sleds outside the "
@@ -257,9 +265,33 @@ int xr_should_run(void)
 	return 1;
 }
 
+uintptr_t xr_fn_addr(uint32_t fid)
+{
+	return xr_fid_func && fid <= xr_map.max_id ? xr_fid_func[fid] : 0;
+}
+
+/* The tfile format: the entry sleds of the tracepoints' functions call xray_tramp_tp; no
+ * other sled is patched (the rest of the program runs at full speed). 0 when patched. */
+static int xr_patch_tp_sled(struct xr_sled *s)
+{
+	struct rec_tp *tp;
+
+	if (s->kind != XR_SLED_ENTRY && s->kind != XR_SLED_LOG_ARGS)
+		return 1;
+	tp = rec_tp_find(s->func);
+	if (!tp || tp->addr != s->func)
+		return 1;
+	/* hits are taken right after the sled: the same registers as at the function's first
+	 * instruction (the sled only loads r10), and where clang's debug information starts
+	 * saying where the arguments are (its location lists skip the sled) */
+	tp->pc = s->addr + XR_SLED_SIZE;
+	return xr_patch_fn_sled(s, XR_T_TP, 0xe8);
+}
+
 int xr_patch_all(void)
 {
 	uint32_t done = 0, skipped = 0;
+	int tp_mode = rec_sess.sink == &rec_sink_tfile;
 
 	if (xr_load() <= 0)
 		return -1;
@@ -274,6 +306,16 @@ int xr_patch_all(void)
 		struct xr_sled *s = &xr_map.sleds[i];
 		int r;
 
+		if (tp_mode) {
+			r = xr_patch_tp_sled(s);
+			if (r == 0) {
+				s->patched = 1;
+				done++;
+			} else if (r < 0) {
+				skipped++;
+			}
+			continue;
+		}
 		switch (s->kind) {
 		case XR_SLED_ENTRY:
 			r = xr_patch_fn_sled(s, XR_T_ENTRY, 0xe8);

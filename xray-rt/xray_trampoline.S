@@ -33,6 +33,7 @@
  * Structure offsets: xray_asm.h, checked against the C structs at compile time.
  */
 #include "xray-rt/xray_asm.h"
+#include "librecord/rec_tp_asm.h"
 	.text
 
 /* the 9 registers entry-like trampolines keep; after SAVE9, 72(%rsp) is our return address and
@@ -419,6 +420,23 @@ __xray_CustomEvent:
 	.cfi_endproc
 	.size xray_tramp_custom, .-xray_tramp_custom
 	.size __xray_CustomEvent, .-__xray_CustomEvent
+
+/* the tfile format: the entry sled of a tracepoint's function calls this; the registers are
+ * the function's first instruction's but r10 (the sled's `mov $id, %r10d`) */
+	.globl xray_tramp_tp
+	.hidden xray_tramp_tp
+	.type xray_tramp_tp, @function
+	.p2align 4
+xray_tramp_tp:
+	.cfi_startproc
+	TP_CAPTURE
+	mov %rsp, %rdi
+	mov %r10d, %esi			/* the function id */
+	call xr_tp_entry
+	TP_RESTORE
+	ret
+	.cfi_endproc
+	.size xray_tramp_tp, .-xray_tramp_tp
 
 /* typed-event sleds are never patched (llvm-xray 14 cannot load a map that has them), but a
  * program using __xray_typedevent must still link */
