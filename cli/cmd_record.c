@@ -44,11 +44,22 @@
 #include "librecord/rec_salvage.h"
 
 static const char usage[] =
-	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--] PROG [ARGS...]\n"
+	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--format=FORMAT]\n"
+	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
+	"                        [--tp-max-frames=N] [--] PROG [ARGS...]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
-	"  -d, --dir=DIR   output directory (default uftrace.data); a previous trace there is\n"
-	"                  replaced, anything else is left alone and record refuses\n"
+	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
+	"                  --format); a previous trace there is replaced, anything else is left\n"
+	"                  alone and record refuses\n"
 	"  --hook=TYPE     runtime to use instead of the one PROG's symbols call for\n"
+	"  --format=F      what to write, whatever the hook (function hooks: mcount, xray):\n"
+	"                  uftrace (uftrace.data), xray (an XRay FDR log and its YAML\n"
+	"                  instrumentation map), chrome (Chrome trace JSON), tfile (GDB trace\n"
+	"                  file of tracepoint hits, with a gdb script: gdb -x DIR/PROG.gdb PROG)\n"
+	"  --tracepoint=FUNC[,FUNC...]  functions whose entries are tracepoints (tfile; implies\n"
+	"                  --format=tfile; may be repeated)\n"
+	"  --tp-stack=N    bytes of stack kept per hit, from the entry stack pointer (512)\n"
+	"  --tp-max-frames=N  frames kept per tracepoint; later hits are only counted (1000)\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
 
@@ -125,6 +136,37 @@ static int find_runtime(enum hook_kind kind, char *out, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* --format and the tracepoint options, for the runtime (FLIGHTREC_FORMAT, ...) */
+struct record_fmt {
+	const char *format;     /* NULL: the runtime's own */
+	char *tracepoints;      /* comma-separated, malloc'ed; NULL: none */
+	const char *tp_stack;
+	const char *tp_max_frames;
+};
+
+static int setup_format_env(const struct record_fmt *f)
+{
+	if ((f->format && setenv("FLIGHTREC_FORMAT", f->format, 1) < 0) ||
+	    (f->tracepoints && setenv("FLIGHTREC_TRACEPOINTS", f->tracepoints, 1) < 0) ||
+	    (f->tp_stack && setenv("FLIGHTREC_TP_STACK", f->tp_stack, 1) < 0) ||
+	    (f->tp_max_frames && setenv("FLIGHTREC_TP_MAX_FRAMES", f->tp_max_frames, 1) < 0)) {
+		cli_err("setenv:");
+		return -1;
+	}
+	return 0;
+}
+
+static bool is_number(const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	v = strtoul(s, &end, 10);
+	return *end == '\0' && v <= max;
 }
 
 static int setup_env(const char *lib, const char *dir)
@@ -267,10 +309,16 @@ int cmd_record(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
 		{ "hook", required_argument, NULL, 'H' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "tracepoint", required_argument, NULL, 'T' },
+		{ "tp-stack", required_argument, NULL, 'S' },
+		{ "tp-max-frames", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = "uftrace.data";
+	const char *dir = NULL;
+	struct record_fmt fmt = { 0 };
+	char defdir[64];
 	enum hook_kind kind = HOOK_NONE, found;
 	bool forced = false, dynamic;
 	char prog[PATH_MAX], lib[PATH_MAX], why[256];
@@ -293,6 +341,38 @@ int cmd_record(int argc, char **argv)
 						       optarg);
 			forced = true;
 			break;
+		case 'F':
+			if (strcmp(optarg, "uftrace") && strcmp(optarg, "xray") &&
+			    strcmp(optarg, "chrome") && strcmp(optarg, "tfile"))
+				return cli_usage_error(usage, "record: unknown format '%s' (uftrace, "
+						       "xray, chrome, tfile)", optarg);
+			fmt.format = optarg;
+			break;
+		case 'T': {
+			char *tp;
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty --tracepoint");
+			if (asprintf(&tp, "%s%s%s", fmt.tracepoints ? fmt.tracepoints : "",
+				     fmt.tracepoints ? "," : "", optarg) < 0) {
+				cli_err("out of memory");
+				return CLI_USAGE;
+			}
+			free(fmt.tracepoints);
+			fmt.tracepoints = tp;
+			break;
+		}
+		case 'S':
+			if (!is_number(optarg, 65535))
+				return cli_usage_error(usage, "record: --tp-stack takes 0 to 65535 "
+						       "bytes, not '%s'", optarg);
+			fmt.tp_stack = optarg;
+			break;
+		case 'M':
+			if (!is_number(optarg, 1ul << 30) || !strcmp(optarg, "0"))
+				return cli_usage_error(usage, "record: --tp-max-frames takes 1 to "
+						       "2^30, not '%s'", optarg);
+			fmt.tp_max_frames = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return CLI_OK;
@@ -306,6 +386,17 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error(usage, "record: expected a program to run");
+	if (fmt.tracepoints && !fmt.format)
+		fmt.format = "tfile";
+	if (fmt.format && !strcmp(fmt.format, "tfile") && !fmt.tracepoints)
+		return cli_usage_error(usage, "record: --format=tfile needs --tracepoint=FUNC");
+	if (fmt.tracepoints && strcmp(fmt.format, "tfile"))
+		return cli_usage_error(usage, "record: --tracepoint writes --format=tfile, not %s",
+				       fmt.format);
+	if (!dir) {
+		snprintf(defdir, sizeof(defdir), "%s.data", fmt.format ? fmt.format : "uftrace");
+		dir = defdir;
+	}
 	if (*dir == '\0')
 		return cli_usage_error(usage, "record: empty -d DIR");
 
@@ -329,12 +420,19 @@ int cmd_record(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
+	if (fmt.format && kind != HOOK_MCOUNT && kind != HOOK_XRAY) {
+		cli_err("%s: --format is for function hooks (mcount, xray); the %s runtime writes "
+			"its own format only",
+			prog, hook_runtime_name(kind));
+		return CLI_USAGE;
+	}
 	if (find_runtime(kind, lib, sizeof(lib)) < 0)
 		return CLI_USAGE;
 	if (recdir_prepare(dir) < 0)
 		return CLI_USAGE;
-	if (setup_env(lib, dir) < 0)
+	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0)
 		return CLI_USAGE;
+	free(fmt.tracepoints);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = run_child(prog, argv + optind, &exec_errno);
@@ -352,6 +450,11 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)sum.threads, (unsigned long long)sum.events,
 		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1),
 		dir);
+	if (fmt.format && !strcmp(fmt.format, "tfile")) {
+		const char *base = strrchr(prog, '/');
+		fprintf(stderr, "flightrec: open it with: gdb -x %s/%s.gdb %s\n", dir,
+			base ? base + 1 : prog, prog);
+	}
 
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

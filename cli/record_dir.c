@@ -32,8 +32,8 @@ static bool trace_entry(const char *name)
 	static const char *const names[] = { "info",	   "task.txt",	    "default.opts",
 					     "kallsyms",   "kernel_header", ".channel",
 					     ".flightrec", "ovni" };
-	static const char *const suffixes[] = { ".dat", ".map",	  ".sym", ".dbg",
-						".txt", ".trace", ".tf" };
+	static const char *const suffixes[] = { ".dat", ".map",	  ".sym", ".dbg",  ".txt",
+						".trace", ".tf", ".gdb", ".json", ".yaml" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
