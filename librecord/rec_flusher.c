@@ -15,8 +15,10 @@
 #include "librecord/rec_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -81,6 +83,49 @@ static void rec_flusher_pass(void)
 	pthread_mutex_unlock(&rec_sess.lock);
 }
 
+/* Field `field` (1-based, as in proc(5)) of a /proc stat file, as a number; -1 if absent. */
+static long rec_proc_stat_field(const char *path, int field, char *state)
+{
+	char buf[1024], *p;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), f = 3;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2;
+	if (state)
+		*state = *p;
+	for (; *p && f < field; p++)
+		if (*p == ' ')
+			f++;
+	return f == field ? strtol(p, NULL, 10) : -1;
+}
+
+/* Is the flusher the last live thread of the process? When a program's main thread calls
+ * pthread_exit, glibc ends the process with exit(0) once its last thread exits; our flusher
+ * would keep it alive (and, blocking every signal, deaf to SIGTERM), so it does that exit(0)
+ * itself. The leader stays a zombie until the group is gone, so it counts as a thread. */
+static int rec_flusher_alone(void)
+{
+	char path[64], state = 0;
+	long n = rec_proc_stat_field("/proc/self/stat", 20, NULL);
+
+	if (n == 1)
+		return 1;
+	if (n != 2)
+		return 0;
+	rec_snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)rec_sess.pid);
+	return rec_proc_stat_field(path, 3, &state) >= 0 && (state == 'Z' || state == 'X');
+}
+
 static void *rec_flusher_main(void *arg)
 {
 	sigset_t all;
@@ -95,6 +140,8 @@ static void *rec_flusher_main(void *arg)
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
 		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
 		rec_flusher_pass();
+		if (rec_flusher_alone())
+			exit(0); /* finishes the trace through the destructor, as glibc would */
 		__atomic_store_n(&rec_sess.flusher_sleeping, 1, __ATOMIC_SEQ_CST);
 		/* a wake between the load of `seen` and here changed the word: no sleep */
 		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
