@@ -65,6 +65,11 @@ struct rec_ring_hdr {
 	uint64_t overwritten_seq; /* ... the last of them (stored with `overwritten`, before the
 				   * chunk is FREE: salvage skips it if it is still FULL) */
 	uint64_t overwritten_told; /* ... of which the sink has been told (lost_before) */
+	/* events lost that no chunk carries yet: rec_count_lost stores them with the seq of the
+	 * chunk whose lost_before will carry them; salvage tells them itself unless that chunk
+	 * was taken (then its lost_before has them) */
+	uint64_t lost_pending;
+	uint64_t lost_for_seq;
 };
 _Static_assert(sizeof(struct rec_ring_hdr) <= REC_RING_HDR_SIZE, "ring header fits its page");
 

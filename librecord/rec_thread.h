@@ -132,8 +132,13 @@ static inline void rec_commit(struct rec_thread *t)
 /* Count n events that could not be recorded; they are reported with the next chunk. */
 static inline void rec_count_lost(struct rec_thread *t, enum rec_lost_kind kind, uint64_t n)
 {
+	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
+
 	t->lost[kind] += n;
 	t->lost_pending += n;
+	/* in the ring file too, so that a SIGKILL does not make the loss silent (rec_ring.h) */
+	__atomic_store_n(&h->lost_for_seq, t->seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lost_pending, t->lost_pending, __ATOMIC_RELEASE);
 }
 
 /* Events lost because the thread was already closed (no state to count them in). */
