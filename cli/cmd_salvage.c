@@ -5,7 +5,7 @@
  * without finishing (SIGKILL, a crash in finish) left in DIR/.flightrec (librecord/
  * rec_salvage.h). One line per ring on stderr (unless -q), then one summary line on stdout:
  *   DIR: salvaged N rings of N processes: N chunks, N bytes, N events, N lost[, N gaps]
- *   [; N left to live processes][; N bad]
+ *   [; N left to live processes][; N empty rings removed][; N bad]
  * Exit status: 0 when every ring that could be read was salvaged (none at all is fine),
  * 1 when a ring is unreadable or its trace could not be completed, 2 on bad usage.
  */
@@ -39,7 +39,7 @@ int cli_salvage(const char *dir, const char *cmdline, FILE *out, bool quiet, boo
 	int ret = rec_salvage_dir(dir, &o, &rep);
 
 	fprintf(out, "%s: %s %u rings of %u processes: %llu chunks, %llu bytes, %llu events, %llu lost",
-	       dir, dry_run ? "would salvage" : "salvaged", dry_run ? rep.rings - rep.busy - rep.bad :
+	       dir, dry_run ? "would salvage" : "salvaged", dry_run ? rep.rings - rep.busy - rep.bad - rep.unborn :
 	       rep.salvaged, rep.processes, (unsigned long long)rep.chunks,
 	       (unsigned long long)rep.bytes, (unsigned long long)rep.events,
 	       (unsigned long long)rep.lost);
@@ -47,6 +47,8 @@ int cli_salvage(const char *dir, const char *cmdline, FILE *out, bool quiet, boo
 		fprintf(out, ", %llu chunks missing", (unsigned long long)rep.gaps);
 	if (rep.busy)
 		fprintf(out, "; %u left to live processes", rep.busy);
+	if (rep.unborn)
+		fprintf(out, "; %u empty rings removed", rep.unborn);
 	if (rep.bad)
 		fprintf(out, "; %u bad", rep.bad);
 	fprintf(out, "\n");

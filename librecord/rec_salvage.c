@@ -55,8 +55,16 @@ void rec_salvage_chunk_begin(struct rec_salvage_ring *r, const struct rec_salvag
 
 void rec_salvage_chunk_done(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c)
 {
+	if (c->tells_overwritten)
+		__atomic_store_n(&r->hdr->overwritten_told, r->hdr->overwritten, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr->done_len, c->len, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr->done_seq, c->seq, __ATOMIC_RELEASE);
+}
+
+void rec_salvage_tail_done(struct rec_salvage_ring *r)
+{
+	__atomic_store_n(&r->hdr->overwritten_told, r->hdr->overwritten, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->hdr->lost_pending, 0, __ATOMIC_RELEASE);
 }
 
 /* "ring.<pid>.<tid>", both canonical positive decimals; 0 if NAME is anything else */
@@ -121,12 +129,17 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 		RSV_WHY("fstat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		RSV_WHY("not a regular file");
+	/* killed while the ring was being created: nothing was recorded into it */
+	if (st.st_size == 0)
+		return 1;
 	if ((uint64_t)st.st_size < REC_RING_HDR_SIZE)
 		RSV_WHY("%lld bytes, shorter than the ring header (%u)", (long long)st.st_size,
 			REC_RING_HDR_SIZE);
 	got = pread(fd, &h, sizeof(h), 0);
 	if (got != (ssize_t)sizeof(h))
 		RSV_WHY("cannot read the ring header");
+	if (!memcmp(h.magic, "\0\0\0\0\0\0\0\0", sizeof(h.magic)))
+		return 1; /* sized, header not written yet: nothing recorded either */
 	if (memcmp(h.magic, REC_RING_MAGIC, sizeof(h.magic)) != 0)
 		RSV_WHY("offset 0x0: bad ring magic");
 	if (h.version != REC_RING_VERSION)
@@ -240,6 +253,7 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 		if (sc->seq > next) {
 			if (untold) {
 				sc->lost_before += untold;
+				sc->tells_overwritten = true;
 				untold = 0;
 			} else {
 				r->gaps += sc->seq - next;
@@ -247,10 +261,25 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 		}
 		next = sc->seq + 1;
 	}
-	if (untold && n)
+	if (untold && n) {
 		r->chunks[0].lost_before += untold;
-	else if (untold)
+		r->chunks[0].tells_overwritten = true;
+	} else if (untold) {
 		r->lost_tail = untold;
+	}
+	/* events lost after the last chunk taken (the kill came before a next one told them) */
+	if (h.lost_for_seq && h.lost_pending && done < h.lost_for_seq) {
+		bool taken = false;
+		for (size_t i = 0; i < n; i++)
+			taken |= r->chunks[i].seq == h.lost_for_seq;
+		for (uint32_t i = 0; i < h.chunk_count && !taken; i++) {
+			struct rec_chunk *c = (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE +
+								   (size_t)i * h.chunk_size);
+			taken = c->state != REC_CHUNK_FREE && c->seq == h.lost_for_seq;
+		}
+		if (!taken)
+			r->lost_tail += h.lost_pending;
+	}
 	return 0;
 fail:
 	rec_salvage_ring_free(r);
@@ -384,11 +413,22 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
 			ret = -1;
 			break;
 		}
-		if (rec_salvage_ring_load(fd, de->d_name, !o->dry_run, r, why, sizeof(why)) < 0) {
+		int got = rec_salvage_ring_load(fd, de->d_name, !o->dry_run, r, why, sizeof(why));
+		if (got < 0) {
 			rec_salvage_log(&ctx, "%s/.flightrec/%s: %s (left in place)", dir, de->d_name,
 					why);
 			rep->bad++;
 			ret = -1;
+			close(fd);
+			free(r);
+			continue;
+		}
+		if (got > 0) {
+			rec_salvage_log(&ctx, "%s: killed while it was being created, nothing in it%s",
+					de->d_name, o->dry_run || o->keep_rings ? "" : " (removed)");
+			rep->unborn++;
+			if (!o->dry_run && !o->keep_rings)
+				unlinkat(ctx.ringdirfd, de->d_name, 0);
 			close(fd);
 			free(r);
 			continue;

@@ -19,6 +19,8 @@
  *   - under the overwrite policy, the events of reused chunks (header `overwritten` minus
  *     `overwritten_told`) are lost before the oldest chunk left; a FULL chunk with seq
  *     `overwritten_seq` was being reused when the process died, and is skipped;
+ *   - events lost after the last chunk was taken (header `lost_pending`, for the chunk
+ *     `lost_for_seq` that was never taken) are told after the last chunk (lost_tail);
  *   - any other gap in the seqs is a loss of unknown size, reported as such.
  * A per-format salvager (rec_salvage_<format>.c) then appends those bytes to the format's own
  * files and writes the metadata a finishing process would have written. It reports each
@@ -52,6 +54,7 @@ struct rec_salvage_chunk {
 	uint64_t len;         /* committed bytes (off <= len) */
 	uint64_t lost_before; /* events lost before these bytes, to be told in the format's way */
 	uint64_t events;      /* FULL: the chunk's event count; FILLING: unknown, 0 */
+	bool tells_overwritten; /* lost_before includes the overwrite policy's reused events */
 	const uint8_t *data;  /* the chunk's records (data + off is the first byte to write) */
 };
 
@@ -69,7 +72,8 @@ struct rec_salvage_ring {
 	size_t nr_chunks;
 	bool cut;              /* write_seq > done_seq: cut the output back to cut_pos */
 	int64_t cut_pos;       /* -1: unknown (the format must cope, e.g. cut at a record) */
-	uint64_t lost_tail;    /* events lost after the last chunk (reused chunks, none left) */
+	uint64_t lost_tail;    /* events lost after the last chunk: counted after the last
+				* chunk was taken, or reused chunks with none left */
 	uint64_t gaps;         /* chunks missing without an account of their events */
 	uint64_t bad_chunks;   /* chunks skipped as malformed */
 	/* filled by the format salvager */
@@ -92,6 +96,7 @@ struct rec_salvage_report {
 	unsigned salvaged;      /* ... salvaged */
 	unsigned busy;          /* ... left alone: a live process holds them */
 	unsigned bad;           /* ... unreadable or of an unknown format */
+	unsigned unborn;        /* ... killed while being created: nothing in them, removed */
 	unsigned processes;     /* distinct pids salvaged */
 	uint64_t chunks, bytes, events, lost, gaps;
 };
@@ -126,6 +131,8 @@ struct rec_salvage_format {
 void rec_salvage_chunk_begin(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c,
 			     int64_t pos);
 void rec_salvage_chunk_done(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c);
+/* after lost_tail was told: a second salvage must not tell it again */
+void rec_salvage_tail_done(struct rec_salvage_ring *r);
 
 /* "flightrec: salvage: <msg>\n" on the log, if any */
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
@@ -133,7 +140,8 @@ void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
 
 /* Load and check one ring (exposed for tests and the fuzzer): FD open on a ring file named
  * NAME, read-write when WRITABLE (else it is mapped privately and progress goes nowhere).
- * 0 and R filled (chunks to write in seq order), or -1 with WHY set. */
+ * 0 and R filled (chunks to write in seq order); 1 when the ring was never finished being
+ * created (empty, or a header of zeros: its thread recorded nothing); -1 with WHY set. */
 int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_salvage_ring *r,
 			  char *why, size_t why_size);
 void rec_salvage_ring_free(struct rec_salvage_ring *r);

@@ -211,9 +211,12 @@ static int ufs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ri
 			return -1;
 		}
 		r->lost += r->lost_tail;
-		/* written: a second salvage must not tell it again */
-		__atomic_store_n(&r->hdr->overwritten_told, r->hdr->overwritten, __ATOMIC_RELEASE);
+		rec_salvage_tail_done(r);
 	}
+	/* a thread killed before its first record: info cannot list an empty file, and a .dat
+	 * that info does not list is an error to our reader (uftrace would ignore it) */
+	if (fstat(fd, &st) == 0 && st.st_size == 0)
+		unlinkat(ctx->dirfd, name, 0);
 	close(fd);
 	return 0;
 }
@@ -273,8 +276,10 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 		size_t n;
 		int fd;
 
-		if (!r->ok || ufs_tid_known(&tasks, r->tid))
-			continue;
+		snprintf(line, sizeof(line), "%d.dat", (int)r->tid);
+		if (!r->ok || ufs_tid_known(&tasks, r->tid) ||
+		    faccessat(ctx->dirfd, line, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* no records, no line needed */
 		uint64_t t = ufs_first_time(ctx, r);
 		n = rec_snprintf(line, sizeof(line), "TASK timestamp=%llu.%09llu tid=%d pid=%d\n",
 				 (unsigned long long)(t / 1000000000ull),

@@ -8,7 +8,8 @@
  * ring (flock held) left alone, a second salvage writing nothing. uftrace: a trace whose
  * writer was killed in the middle of a chunk (a cut .dat, a half-written task.txt line, no
  * info) comes out whole: every record exactly once, in order, accepted by the reader
- * (readers/uftrace_reader), LOST records where the ring says events were lost. Last, random
+ * (readers/uftrace_reader), LOST records where the ring says events were lost (before a
+ * chunk, after the last one, the overwrite policy's reused chunks), once. Last, random
  * damage to a ring never makes salvage crash or write outside the trace (run it under ASan).
  */
 #include <setjmp.h>
@@ -505,6 +506,73 @@ static void test_uftrace_rerun_and_lost(void **state)
 	ring_close(&r2);
 }
 
+/* events dropped after the last chunk was taken: told by a LOST record at the end, once */
+static void test_uftrace_lost_pending(void **state)
+{
+	struct rec_salvage_opts o = { .keep_rings = true };
+	struct rec_salvage_report rep;
+	struct rec_salvage_ring sr;
+	struct ring r;
+	char why[256], name[64];
+	(void)state;
+	uftrace_skeleton(1);
+	ring_create(&r, PID, TID, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FULL, 2, RECS, RECS, 0);
+	r.h->lost_pending = 7;
+	r.h->lost_for_seq = 3; /* no chunk 3: the thread was waiting for one */
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	int fd = dup(r.fd);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.lost_tail, 7);
+	rec_salvage_ring_free(&sr);
+	/* once chunk 3 is taken its lost_before carries them */
+	chunk_fill(&r, 2, REC_CHUNK_FILLING, 3, 2 * RECS, 0, 7);
+	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.lost_tail, 0);
+	assert_int_equal(sr.chunks[2].lost_before, 7);
+	rec_salvage_ring_free(&sr);
+	chunk_at(&r, 2)->state = REC_CHUNK_FREE;
+	close(fd);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.lost, 7);
+	check_stream(TID, 2 * RECS);
+	verify_trace(2 * RECS, 7);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.lost, 0);
+	verify_trace(2 * RECS, 7);
+	ring_close(&r);
+}
+
+/* overwrite policy, whole directory: the reused events told before the oldest chunk, once */
+static void test_uftrace_overwrite(void **state)
+{
+	struct rec_salvage_opts o = { .keep_rings = true };
+	struct rec_salvage_report rep;
+	struct ring r;
+	(void)state;
+	uftrace_skeleton(1);
+	ring_create(&r, PID, TID, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FILLING, 5, 0, 6, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FULL, 2, 0, RECS, 0); /* being reused, counted */
+	chunk_fill(&r, 2, REC_CHUNK_FULL, 3, 0, RECS, 0);
+	chunk_fill(&r, 3, REC_CHUNK_FULL, 4, RECS, RECS, 0);
+	/* chunk 3's records continue chunk 2's stream: rewrite 3 and 5 so k runs on */
+	chunk_fill(&r, 0, REC_CHUNK_FILLING, 5, 2 * RECS, 6, 0);
+	r.h->overwritten = 2 * RECS;
+	r.h->overwritten_seq = 2;
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.lost, 2 * RECS);
+	assert_int_equal(rep.chunks, 3);
+	check_stream(TID, 2 * RECS + 6);
+	verify_trace(2 * RECS + 6, 2 * RECS);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.lost, 0);
+	assert_int_equal(rep.bytes, 0);
+	ring_close(&r);
+}
+
 static void test_live_ring_left_alone(void **state)
 {
 	struct rec_salvage_opts o = { 0 };
@@ -539,6 +607,27 @@ static void test_unknown_format_kept(void **state)
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(rep.bad, 1);
 	assert_true(rec_salvage_needed(tmpdir));
+}
+
+/* killed while creating the ring: an empty file, or a header of zeros; nothing recorded */
+static void test_unborn_ring(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	struct ring r;
+	char p[512];
+	(void)state;
+	uftrace_skeleton(1);
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, PID, TID + 5);
+	close(open(p, O_WRONLY | O_CREAT, 0600));
+	ring_create(&r, PID, TID + 6, "uftrace");
+	memset(r.h, 0, sizeof(*r.h));
+	ring_close(&r);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.rings, 2);
+	assert_int_equal(rep.unborn, 2);
+	assert_int_equal(rep.bad, 0);
+	assert_false(rec_salvage_needed(tmpdir));
 }
 
 /* random damage: salvage says no or writes something, never crashes (ASan build) */
@@ -584,8 +673,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_chunks_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uftrace_cut_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uftrace_rerun_and_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_lost_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_overwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
