@@ -17,7 +17,7 @@ static const struct cli_format *const formats[] = {
 	&cli_format_xray,
 	&cli_format_ovni,
 	&cli_format_cacheray,
-	/* next: XRay FDR log, ovni directory, Cacheray trace, GDB tfile */
+	&cli_format_tfile,
 };
 
 const struct cli_format *cli_format_detect(const char *path)

@@ -44,5 +44,6 @@ extern const struct cli_format cli_format_uftrace;
 extern const struct cli_format cli_format_xray;
 extern const struct cli_format cli_format_ovni;
 extern const struct cli_format cli_format_cacheray;
+extern const struct cli_format cli_format_tfile;
 
 #endif /* FLIGHTREC_CLI_FORMAT_H */
