@@ -29,7 +29,7 @@
 #include <time.h>
 
 #define REC_ENTRY 0
-#define REC_EXIT 1
+#define REC_EXIT  1
 #define REC_MAGIC 5
 
 struct floor_ring {
