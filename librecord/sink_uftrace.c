@@ -10,8 +10,9 @@
  *                  is one O_APPEND write, so processes sharing the directory never interleave
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
  *                  whenever events were lost; O_APPEND so an exec'ed image continues the file
- *   info           finish: header + sections; rewritten by every finishing process under
- *                  flock(dir), listing every non-empty <tid>.dat, so the last one is complete
+ *   info           finish (uftrace_info.c, shared with salvage): header + sections; rewritten
+ *                  by every finishing process under flock(dir), listing every non-empty
+ *                  <tid>.dat, so the last one is complete
  * Timestamps everywhere come from rec_clock_ns(), the same clock as the records, so a SESS or
  * TASK line is never later than the first record it covers.
  */
@@ -19,13 +20,12 @@
 #include "librecord/rec_session.h"
 #include "librecord/rec_util.h"
 #include "librecord/uftrace_format.h"
+#include "librecord/uftrace_info.h"
 #include "librecord/uftrace_sym.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,200 +227,43 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 	t->sink_fd = -1;
 }
 
-/* --- info ------------------------------------------------------------------------------ */
-
-struct ubuf {
-	char *p;
-	size_t len, cap;
-};
-
-static void ubuf_add(struct ubuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ubuf_add(struct ubuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if (b->p && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-		char *np = realloc(b->p, cap);
-		if (!np)
-			return;
-		b->p = np;
-		b->cap = cap;
-	}
-}
-
-static int uftrace_tid_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-/* Every non-empty <tid>.dat in the directory: all processes that share it are listed. */
-static int uftrace_scan_tids(int **out)
-{
-	int dfd = dup(rec_sess.dirfd), *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
-
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
-		return -1;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-		struct stat st;
-		if (end == de->d_name || strcmp(end, ".dat") != 0 || tid <= 0)
-			continue;
-		if (fstatat(rec_sess.dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode) || st.st_size == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			int *nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n++] = (int)tid;
-	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), uftrace_tid_cmp);
-	*out = v;
-	return (int)n;
-}
-
-/* The exename of the first SESS line: the program the user recorded, even after exec. */
-static void uftrace_first_exename(char *buf, size_t size)
-{
-	char line[REC_PATH_MAX + 128];
-	int fd = openat(rec_sess.dirfd, "task.txt", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	FILE *f;
-
-	rec_snprintf(buf, size, "%s", rec_sess.exe);
-	if (fd < 0 || !(f = fdopen(fd, "r"))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "exename=\"");
-		if (strncmp(line, "SESS ", 5) != 0 || !p)
-			continue;
-		p += 9;
-		char *q = strrchr(p, '"');
-		if (q) {
-			*q = '\0';
-			rec_snprintf(buf, size, "%s", p);
-		}
-		break;
-	}
-	fclose(f);
-}
-
-static void uftrace_cmdline(struct ubuf *b)
-{
-	char buf[8192];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	ubuf_add(b, "cmdline:");
-	for (ssize_t i = 0; i < n; i++) {
-		char c = buf[i];
-		if (c == '\0') {
-			if (i + 1 < n)
-				ubuf_add(b, " ");
-		} else if (c == '"' || c == '\\') {
-			ubuf_add(b, "\\%c", c);
-		} else if (c == '\n') {
-			ubuf_add(b, " ");
-		} else {
-			ubuf_add(b, "%c", c);
-		}
-	}
-	ubuf_add(b, "\n");
-}
+/* --- info (uftrace_info.c, shared with salvage) ------------------------------------------ */
 
 static void uftrace_finish(struct rec_session *s)
 {
-	char exe[REC_PATH_MAX], tmp[64], date[64];
-	struct ubuf b = { 0 };
-	uint8_t hdr[UFTRACE_HEADER_SIZE];
-	uint64_t feat = UFTRACE_FEAT_TASK_SESSION | UFTRACE_FEAT_SYM_REL_ADDR |
-			UFTRACE_FEAT_MAX_STACK;
-	uint64_t info = UFTRACE_INFO_EXE_NAME | UFTRACE_INFO_CMDLINE | UFTRACE_INFO_TASKINFO |
-			UFTRACE_INFO_RECORD_DATE | UFTRACE_INFO_VERSION;
-	uint16_t max_stack = s->cfg.max_stack > 65535 ? 65535 : (uint16_t)s->cfg.max_stack;
-	uint32_t version = UFTRACE_FILE_VERSION;
-	uint16_t hsize = UFTRACE_HEADER_SIZE;
-	uint64_t now = rec_clock_ns(), elapsed = now - s->start_ns;
-	time_t wall = time(NULL);
+	struct uftrace_info_desc d = { 0 };
+	char exe[REC_PATH_MAX], tmp[64], cmdline[8192];
+	uint64_t now = rec_clock_ns();
 	int *tids = NULL, ntids, fd;
+	ssize_t n;
 
 	/* serialise finishing processes: the last to take the lock sees every .dat */
 	flock(s->dirfd, LOCK_EX);
-	ntids = uftrace_scan_tids(&tids);
+	ntids = uftrace_info_scan_tids(s->dirfd, &tids);
 	if (ntids <= 0) {
 		flock(s->dirfd, LOCK_UN);
 		free(tids);
 		return;
 	}
-	uftrace_first_exename(exe, sizeof(exe));
-
-	memset(hdr, 0, sizeof(hdr));
-	memcpy(hdr, UFTRACE_MAGIC, 8);
-	memcpy(hdr + 8, &version, 4);
-	memcpy(hdr + 12, &hsize, 2);
-	hdr[14] = 1; /* ELFDATA2LSB */
-	hdr[15] = 2; /* ELFCLASS64 */
-	memcpy(hdr + 16, &feat, 8);
-	memcpy(hdr + 24, &info, 8);
-	memcpy(hdr + 32, &max_stack, 2);
-
-	ubuf_add(&b, "exename:%s\n", exe);
-	uftrace_cmdline(&b);
-	ubuf_add(&b, "taskinfo:lines=2\ntaskinfo:nr_tid=%d\ntaskinfo:tids=", ntids);
-	for (int i = 0; i < ntids; i++)
-		ubuf_add(&b, "%s%d", i ? "," : "", tids[i]);
-	ubuf_add(&b, "\n");
-	ctime_r(&wall, date);
-	date[strcspn(date, "\n")] = '\0';
-	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
-		 (unsigned long long)(elapsed / 1000000000ull),
-		 (unsigned long long)(elapsed % 1000000000ull));
-	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
-
-	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
-	fd = rec_open_write(s->dirfd, tmp, O_TRUNC);
-	if (fd >= 0) {
-		int bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0 ||
-			  (b.p && rec_write_all(fd, b.p, b.len) < 0);
+	/* the program the user recorded, even after exec */
+	if (uftrace_info_first_exename(s->dirfd, exe, sizeof(exe)) < 0)
+		rec_snprintf(exe, sizeof(exe), "%s", s->exe);
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, cmdline, sizeof(cmdline) - 1) : -1;
+	if (fd >= 0)
 		close(fd);
-		if (bad || renameat(s->dirfd, tmp, s->dirfd, "info") < 0) {
-			rec_warn("cannot write %s/info:", s->dir);
-			unlinkat(s->dirfd, tmp, 0);
-		}
-	} else {
+	d.exename = exe;
+	d.cmdline = cmdline;
+	d.cmdline_len = n > 0 ? (size_t)n : 0;
+	d.tids = tids;
+	d.ntids = ntids;
+	d.date = time(NULL);
+	d.elapsed_ns = now - s->start_ns;
+	d.max_stack = s->cfg.max_stack;
+	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
+	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);
-	}
 	flock(s->dirfd, LOCK_UN);
-	free(b.p);
 	free(tids);
 }
 
