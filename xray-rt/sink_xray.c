@@ -26,12 +26,24 @@
  *
  * The log is named as compiler-rt names it: <base><program>.<6 random characters>, where
  * <base> is XRAY_OPTIONS' xray_logfile_base when given, else <FLIGHTREC_DIR>/xray-log.
+ *
+ * Any function hook into XRay's format: when the front end's rings hold another encoding
+ * (libmcount's uftrace records, rec_decode.h), write_chunk decodes each chunk and writes FDR
+ * records to the spool instead of copying it: function ids are rec_symtab's (one per
+ * function of every loaded module), the "TSC" is the records' nanoseconds (the header says
+ * 1 GHz, as compiler-rt's FDR mode does without a TSC), every chunk starts with a NewCPUId
+ * (CPU 0), and the frames still open when a thread's stream ends get their exits then (as
+ * xray-rt gives its own at finish). Beside the log, <log>.yaml is the instrumentation map of
+ * the functions seen, in `llvm-xray extract`'s YAML (file addresses for the executable), which
+ * llvm-xray's --instr_map accepts (it names functions @(address) from a YAML map).
  * No log is written for a process that recorded nothing (llvm-xray rejects a log without a
  * block). finish may run in a fatal-signal handler: it uses no stdio and no malloc.
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_order.h"
+#include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
+#include "librecord/rec_xcode.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -88,11 +100,81 @@ static void xr_read_prog(void)
 	rec_snprintf(xr_prog, sizeof(xr_prog), "%s", *base ? base : "unknown");
 }
 
+/* the rings hold another front end's encoding: decode and re-encode (see the top) */
+static int xr_xcoding;
+#define XR_XCODE_BUF (256u << 10)
+#define XR_XCODE_FRAMES 16384u
+
 static int xray_open_session(struct rec_session *s)
 {
 	(void)s;
 	xr_read_prog();
+	xr_xcoding = rec_sess.fe && rec_sess.fe->encoding != REC_ENC_FDR;
+	if (xr_xcoding && rec_symtab_load() < 0)
+		rec_warn("xray: cannot read the program's symbols: no function ids");
 	return 0;
+}
+
+/* the XRay id of the function holding addr (rec_symtab's numbering), 0 if none */
+static uint32_t xr_xcode_fid(uintptr_t addr)
+{
+	struct rec_sym *sym = rec_symtab_find(addr, NULL);
+
+	if (!sym || sym->id > FDR_FID_MASK)
+		return 0;
+	sym->used = 1;
+	return sym->id;
+}
+
+struct xr_xcode_arg {
+	struct rec_xcode *x;
+	int based; /* this chunk's NewCPUId is written */
+};
+
+static void xr_xcode_put(struct xr_xcode_arg *a, unsigned type, uint32_t fid, uint64_t time)
+{
+	struct rec_xcode *x = a->x;
+	uint8_t *p = rec_xcode_room(x, FDR_META_SIZE + FDR_FN_SIZE);
+	uint64_t d = time - x->last_time;
+
+	if (!a->based) {
+		fdr_put_new_cpu(p, 0, time);
+		p += FDR_META_SIZE;
+		x->len += FDR_META_SIZE;
+		a->based = 1;
+		d = 0;
+	} else if (d > FDR_DELTA_MAX) {
+		fdr_put_tsc_wrap(p, time);
+		p += FDR_META_SIZE;
+		x->len += FDR_META_SIZE;
+		d = 0;
+	}
+	fdr_put_fn(p, type, fid, (uint32_t)d);
+	x->len += FDR_FN_SIZE;
+	x->last_time = time;
+	x->events++;
+}
+
+static void xr_xcode_ev(void *arg, const struct rec_fn_ev *ev)
+{
+	struct xr_xcode_arg *a = arg;
+	struct rec_xcode *x = a->x;
+	uint32_t fid;
+
+	if (ev->kind == REC_FN_ENTRY) {
+		fid = xr_xcode_fid(ev->addr);
+		if (x->depth < x->cap)
+			x->stack[x->depth] = fid;
+		x->depth++;
+	} else if (x->depth) {
+		/* the exit of the frame on top: the entry's id, so the stream stays balanced */
+		x->depth--;
+		fid = x->depth < x->cap ? (uint32_t)x->stack[x->depth] : xr_xcode_fid(ev->addr);
+	} else {
+		fid = xr_xcode_fid(ev->addr); /* after a gap: repaired at assembly */
+	}
+	if (fid)
+		xr_xcode_put(a, ev->kind == REC_FN_ENTRY ? FDR_ENTER : FDR_EXIT, fid, ev->time);
 }
 
 static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -106,33 +188,73 @@ static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("xray-rt: cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
+	if (xr_xcoding) {
+		struct rec_xcode *x = rec_xcode_new(XR_XCODE_FRAMES, XR_XCODE_BUF);
+		if (!x) {
+			rec_warn("xray: no memory for a thread's transcoding state");
+			close(t->sink_fd);
+			t->sink_fd = -1;
+			return -1;
+		}
+		x->fd = t->sink_fd;
+		t->sink_priv = x;
+	}
 	return 0;
 }
 
 static int xray_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			    size_t len, uint64_t lost_before)
 {
+	struct rec_xcode *x = xr_xcoding ? t->sink_priv : NULL;
+
 	/* FDR has no loss record (losses are in the runtime's stats file), but a gap in the
-	 * stream marks the spool for repair at assembly; sink_priv remembers it is marked */
-	if (lost_before && !t->sink_priv) {
+	 * stream marks the spool for repair at assembly; sink_priv (or the transcoding state)
+	 * remembers it is marked */
+	if (lost_before && !(x ? x->lossy : t->sink_priv != NULL)) {
 		char name[64], lossy[80];
 		xr_spool_name(name, sizeof(name), s, t->tid);
 		rec_snprintf(lossy, sizeof(lossy), "%s" XR_LOSSY, name);
-		if (renameat(s->ringdirfd, name, s->ringdirfd, lossy) == 0)
-			t->sink_priv = (void *)1;
+		if (renameat(s->ringdirfd, name, s->ringdirfd, lossy) == 0) {
+			if (x)
+				x->lossy = 1;
+			else
+				t->sink_priv = (void *)1;
+		}
 	}
 	if (t->sink_fd < 0)
 		return -1;
+	if (x) {
+		struct xr_xcode_arg a = { x, 0 };
+		rec_decode(&x->dec, data, len, xr_xcode_ev, &a);
+		return rec_xcode_flush(x);
+	}
 	return rec_write_all(t->sink_fd, data, len);
 }
 
 static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
+	struct rec_xcode *x = xr_xcoding ? t->sink_priv : NULL;
+
 	(void)s;
 	(void)lost_after;
+	if (x && t->sink_fd >= 0 && x->events) {
+		/* the frames still open end with the stream, as xray-rt's own do at finish */
+		struct xr_xcode_arg a = { x, 1 };
+		while (x->depth) {
+			x->depth--;
+			if (x->depth < x->cap && x->stack[x->depth])
+				xr_xcode_put(&a, FDR_EXIT, (uint32_t)x->stack[x->depth],
+					     x->last_time);
+		}
+		rec_xcode_flush(x);
+	}
 	if (t->sink_fd >= 0)
 		close(t->sink_fd);
 	t->sink_fd = -1;
+	if (x) {
+		rec_xcode_free(x);
+		t->sink_priv = NULL;
+	}
 }
 
 /* --- finish: assemble the log -------------------------------------------------------- */
@@ -232,7 +354,7 @@ static int xr_put_block_head(int fd, const struct rec_session *s, int32_t tid, u
 			     uint64_t extent)
 {
 	uint8_t m[4 * FDR_META_SIZE], pl[12];
-	uint64_t ns = rec_clock_tsc_to_ns(tsc);
+	uint64_t ns = xr_xcoding ? tsc : rec_clock_tsc_to_ns(tsc); /* transcoded: ns already */
 	int64_t sec = (int64_t)(ns / 1000000000ull);
 	int32_t usec = (int32_t)(ns % 1000000000ull / 1000), pid = (int32_t)s->pid;
 
@@ -447,6 +569,62 @@ static void *xr_mmap(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A function name as a YAML single-quoted scalar ('' for '); false if it does not fit */
+static size_t xr_yaml_name(char *out, size_t size, const char *name)
+{
+	size_t n = 0;
+
+	if (size < 3)
+		return 0;
+	out[n++] = '\'';
+	for (; *name && n + 3 < size; name++) {
+		if (*name == '\'')
+			out[n++] = '\'';
+		out[n++] = (unsigned char)*name < 0x20 ? '?' : *name;
+	}
+	out[n++] = '\'';
+	out[n] = '\0';
+	return n;
+}
+
+/* <log>.yaml: the functions the transcoded log names, as `llvm-xray extract` writes a map */
+static int xr_write_map(const char *log)
+{
+	char path[REC_PATH_MAX + 320], line[1200], name[900];
+	size_t nmod = rec_symtab_nmodules();
+	int fd, bad;
+
+	rec_snprintf(path, sizeof(path), "%s.yaml", log);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -1;
+	bad = rec_write_all(fd, "---\n", 4) < 0;
+	for (size_t i = 0; i < nmod && !bad; i++) {
+		const struct rec_module *m = rec_symtab_module_at(i);
+		for (size_t k = 0; k < m->nsyms && !bad; k++) {
+			const struct rec_sym *sym = &m->syms[k];
+			unsigned long long a;
+			if (!sym->used || (k > 0 && m->syms[k - 1].addr == sym->addr))
+				continue;
+			a = (unsigned long long)(m->is_exe ? sym->addr - m->bias : sym->addr);
+			xr_yaml_name(name, sizeof(name), rec_symtab_name(m, sym));
+			for (int kind = 0; kind < 2 && !bad; kind++) {
+				size_t len = rec_snprintf(
+					line, sizeof(line),
+					"- { id: %u, address: 0x%llX, function: 0x%llX, kind: %s, "
+					"always-instrument: false, function-name: %s, version: 2 }\n",
+					sym->id, a, a, kind ? "function-exit" : "function-enter", name);
+				bad = rec_write_all(fd, line, len) < 0;
+			}
+		}
+	}
+	if (!bad)
+		bad = rec_write_all(fd, "...\n", 4) < 0;
+	if (close(fd) < 0)
+		bad = 1;
+	return bad ? -1 : 0;
+}
+
 static void xray_finish(struct rec_session *s)
 {
 	char path[REC_PATH_MAX + 300];
@@ -495,7 +673,8 @@ static void xray_finish(struct rec_session *s)
 		rec_warn("xray-rt: cannot create the XRay log %s:", path);
 		goto out;
 	}
-	fdr_put_header(hdr, FDR_VERSION, xr_tsc_invariant() ? 3 : 0, rec_clock_g.tsc_hz,
+	fdr_put_header(hdr, FDR_VERSION, xr_xcoding || xr_tsc_invariant() ? 3 : 0,
+		       xr_xcoding ? 1000000000ull : rec_clock_g.tsc_hz,
 		       s->cfg.chunk_size - sizeof(struct rec_chunk));
 	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0;
 	for (size_t i = 0; i < n && !bad; i++) {
@@ -524,6 +703,8 @@ static void xray_finish(struct rec_session *s)
 		unlink(path);
 		goto out;
 	}
+	if (xr_xcoding && xr_write_map(path) < 0)
+		rec_warn("xray: cannot write the instrumentation map %s.yaml:", path);
 	rec_debug("xray-rt: wrote %s (%zu threads)", path, n);
 	for (size_t i = 0; i < n; i++)
 		unlinkat(s->ringdirfd, v[i].name, 0);

@@ -1,0 +1,52 @@
+/*
+ * rec_xcode: transcoding state of a sink fed another encoding (see rec_xcode.h).
+ */
+#include "librecord/rec_xcode.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+struct rec_xcode *rec_xcode_new(uint32_t cap, size_t bufsize)
+{
+	size_t size = sizeof(struct rec_xcode) + (size_t)cap * sizeof(uintptr_t) + bufsize;
+	struct rec_xcode *x;
+
+	size = (size + 4095) & ~(size_t)4095;
+	x = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x == MAP_FAILED)
+		return NULL;
+	x->alloc = size;
+	x->fd = -1;
+	x->cap = cap;
+	x->stack = (uintptr_t *)(x + 1);
+	x->buf = (uint8_t *)(x->stack + cap);
+	x->size = bufsize;
+	x->dec.enc = rec_sess.fe ? rec_sess.fe->encoding : REC_ENC_NONE;
+	x->dec.fn_addr = rec_sess.fe ? rec_sess.fe->fn_addr : NULL;
+	return x;
+}
+
+void rec_xcode_free(struct rec_xcode *x)
+{
+	if (x)
+		munmap(x, x->alloc);
+}
+
+int rec_xcode_flush(struct rec_xcode *x)
+{
+	if (x->len && !x->bad && (x->fd < 0 || rec_write_all(x->fd, x->buf, x->len) < 0))
+		x->bad = 1;
+	x->len = 0;
+	return x->bad ? -1 : 0;
+}
+
+uint8_t *rec_xcode_room(struct rec_xcode *x, size_t n)
+{
+	if (n > x->size)
+		return NULL;
+	if (x->len + n > x->size)
+		rec_xcode_flush(x);
+	return x->buf + x->len;
+}

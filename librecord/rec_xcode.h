@@ -1,0 +1,47 @@
+/*
+ * rec_xcode: per-thread state of a sink that writes another front end's ring encoding
+ * (rec_decode.h): the decoder, the thread's open frames (for call depths, and for closing
+ * what is still open when the thread's stream ends) and an output buffer.
+ *
+ * Allocated with mmap in the sink's open_thread (a first event may come from a signal handler
+ * that interrupted malloc), used by write_chunk and close_thread only, which never run
+ * concurrently for one thread (rec_sink.h).
+ */
+#ifndef REC_XCODE_H
+#define REC_XCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "librecord/rec_decode.h"
+
+#pragma GCC visibility push(hidden)
+
+struct rec_xcode {
+	struct rec_decoder dec;
+	int fd;		    /* where flushes go */
+	int bad;	    /* a write failed */
+	int lossy;	    /* the stream had a gap (a sink's own flag) */
+	uint32_t depth;	    /* open frames (may exceed cap: deeper ones are not kept) */
+	uint32_t cap;	    /* entries of stack[] */
+	uint64_t last_ns;   /* of the last event decoded */
+	uint64_t last_time; /* ... in the encoding's unit */
+	uint64_t events;    /* events written */
+	uint8_t *buf;
+	size_t len, size;
+	uintptr_t *stack; /* per open frame: what the sink needs to close it (address, id) */
+	size_t alloc;
+};
+
+/* A state for the front end's encoding, `cap` frames deep, with a `bufsize` buffer; NULL
+ * when out of memory. */
+struct rec_xcode *rec_xcode_new(uint32_t cap, size_t bufsize);
+void rec_xcode_free(struct rec_xcode *x);
+/* Room for n more bytes (flushes to x->fd first when needed); NULL if n does not fit. */
+uint8_t *rec_xcode_room(struct rec_xcode *x, size_t n);
+/* Write out what the buffer holds; 0, or -1 after a failed write. */
+int rec_xcode_flush(struct rec_xcode *x);
+
+#pragma GCC visibility pop
+
+#endif
