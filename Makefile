@@ -55,6 +55,8 @@ REC_RT_OBJS := $(REC_SRCS:%.c=$(B)/rt/%.o) $(REC_ASM:%.S=$(B)/rt/%.o)
 REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o) \
 	$(SALVAGE_SRCS:%.c=$(B)/host/%.o)
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o)
+# any hook into any format: libmcount also writes XRay logs (FLIGHTREC_FORMAT=xray)
+MC_OBJS += $(B)/rt/xray-rt/sink_xray.o
 READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
