@@ -52,8 +52,9 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 }
 
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
- * the uftrace records by their sinks */
-static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, NULL };
+ * the uftrace records by their sinks (xray-rt/sink_xray.c is linked in) */
+extern const struct rec_sink rec_sink_xray __attribute__((visibility("hidden")));
+static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, &rec_sink_xray, NULL };
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",
