@@ -15,6 +15,12 @@
  *                  <tid>.dat, so the last one is complete
  * Timestamps everywhere come from rec_clock_ns(), the same clock as the records, so a SESS or
  * TASK line is never later than the first record it covers.
+ *
+ * Any function hook into uftrace's format: when the front end's rings hold another encoding
+ * (xray-rt's FDR records, rec_decode.h), write_chunk decodes each chunk and writes uftrace
+ * records instead of copying it: the time in ns (the TSC converted), the function's address
+ * from the XRay id, the call depth from the thread's open frames (1023 at most, uftrace's
+ * 10 bits); what the front end lost is a LOST record as usual.
  */
 #include "librecord/sink_uftrace.h"
 #include "librecord/rec_session.h"
@@ -22,6 +28,7 @@
 #include "librecord/uftrace_format.h"
 #include "librecord/uftrace_info.h"
 #include "librecord/uftrace_sym.h"
+#include "librecord/rec_xcode.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -158,6 +165,60 @@ static void uftrace_fork_child(struct rec_session *s, pid_t ppid)
 	uftrace_append_task(line, n);
 }
 
+/* the rings hold another front end's encoding: decode and re-encode (see the top) */
+#define UFTRACE_XCODE_BUF (256u << 10)
+#define UFTRACE_XCODE_FRAMES 65536u
+
+static int uftrace_xcoding(void)
+{
+	return rec_sess.fe && rec_sess.fe->encoding != REC_ENC_UFTRACE &&
+	       rec_sess.fe->encoding != REC_ENC_NONE;
+}
+
+static void uftrace_xcode_put(struct rec_xcode *x, unsigned type, uint32_t depth, uint64_t addr,
+			      uint64_t ns)
+{
+	struct uftrace_record r = { ns, uftrace_record_word(type, depth > UFTRACE_DEPTH_MAX
+								   ? UFTRACE_DEPTH_MAX
+								   : depth,
+							   addr) };
+	uint8_t *p = rec_xcode_room(x, sizeof(r));
+
+	memcpy(p, &r, sizeof(r));
+	x->len += sizeof(r);
+	x->events++;
+}
+
+static void uftrace_xcode_ev(void *arg, const struct rec_fn_ev *ev)
+{
+	struct rec_xcode *x = arg;
+	uintptr_t addr = ev->addr;
+
+	if (ev->kind == REC_FN_ENTRY) {
+		if (x->depth < x->cap)
+			x->stack[x->depth] = addr;
+		if (addr)
+			uftrace_xcode_put(x, UFTRACE_ENTRY, x->depth, addr, ev->ns);
+		x->depth++;
+	} else if (x->depth) {
+		x->depth--;
+		if (x->depth < x->cap)
+			addr = x->stack[x->depth]; /* the entry's: uftrace pairs them by depth */
+		if (addr)
+			uftrace_xcode_put(x, UFTRACE_EXIT, x->depth, addr, ev->ns);
+	}
+	/* an exit with no open frame (its entry before a gap) is left out */
+}
+
+static void uftrace_xcode_lost(struct rec_xcode *x, uint64_t lost)
+{
+	struct uftrace_record r = { 0, uftrace_record_word(UFTRACE_LOST, 0, lost) };
+	uint8_t *p = rec_xcode_room(x, sizeof(r));
+
+	memcpy(p, &r, sizeof(r));
+	x->len += sizeof(r);
+}
+
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[32], line[128], ts[32];
@@ -168,6 +229,17 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 	if (t->sink_fd < 0) {
 		rec_warn("cannot open %s/%s:", s->dir, name);
 		return -1;
+	}
+	if (uftrace_xcoding()) {
+		struct rec_xcode *x = rec_xcode_new(UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF);
+		if (!x) {
+			rec_warn("no memory for a thread's transcoding state");
+			close(t->sink_fd);
+			t->sink_fd = -1;
+			return -1;
+		}
+		x->fd = t->sink_fd;
+		t->sink_priv = x;
 	}
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
@@ -188,6 +260,13 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	(void)s;
 	if (t->sink_fd < 0)
 		return -1;
+	if (uftrace_xcoding() && t->sink_priv) {
+		struct rec_xcode *x = t->sink_priv;
+		if (lost_before)
+			uftrace_xcode_lost(x, lost_before);
+		rec_decode(&x->dec, data, len, uftrace_xcode_ev, x);
+		return rec_xcode_flush(x);
+	}
 	if (lost_before) {
 		iov[n].iov_base = &lost;
 		iov[n++].iov_len = sizeof(lost);
@@ -216,6 +295,16 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
 	(void)s;
+	if (uftrace_xcoding() && t->sink_priv) {
+		struct rec_xcode *x = t->sink_priv;
+		if (t->sink_fd >= 0 && lost_after)
+			uftrace_xcode_lost(x, lost_after);
+		if (t->sink_fd >= 0)
+			rec_xcode_flush(x);
+		rec_xcode_free(x);
+		t->sink_priv = NULL;
+		lost_after = 0;
+	}
 	if (t->sink_fd < 0)
 		return;
 	if (lost_after) {
@@ -269,6 +358,7 @@ static void uftrace_finish(struct rec_session *s)
 
 const struct rec_sink rec_sink_uftrace = {
 	.name = "uftrace",
+	.dir = "uftrace.data",
 	.open_session = uftrace_open_session,
 	.fork_child = uftrace_fork_child,
 	.open_thread = uftrace_open_thread,

@@ -19,6 +19,7 @@
 #include "librecord/rec_decode.h"
 #include "librecord/rec_util.h"
 #include "librecord/sink_tfile.h"
+#include "librecord/sink_uftrace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +114,7 @@ static void xr_started(void)
 
 /* the formats besides XRay's (FLIGHTREC_FORMAT): tracepoints; the others are written from the
  * FDR records by their sinks */
-static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, NULL };
+static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, &rec_sink_uftrace, NULL };
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
