@@ -6,6 +6,7 @@
  * because a preloaded library is initialised before the program, finishes the trace.
  */
 #include "libmcount/internal.h"
+#include "librecord/sink_chrome.h"
 #include "librecord/sink_tfile.h"
 #include "librecord/sink_uftrace.h"
 #include "librecord/rec_decode.h"
@@ -54,7 +55,8 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
  * the uftrace records by their sinks (xray-rt/sink_xray.c is linked in) */
 extern const struct rec_sink rec_sink_xray __attribute__((visibility("hidden")));
-static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, &rec_sink_xray, NULL };
+static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, &rec_sink_xray,
+						     &rec_sink_chrome, NULL };
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",

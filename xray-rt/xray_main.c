@@ -18,6 +18,7 @@
 #include "xray-rt/xray_map.h"
 #include "librecord/rec_decode.h"
 #include "librecord/rec_util.h"
+#include "librecord/sink_chrome.h"
 #include "librecord/sink_tfile.h"
 #include "librecord/sink_uftrace.h"
 
@@ -114,7 +115,8 @@ static void xr_started(void)
 
 /* the formats besides XRay's (FLIGHTREC_FORMAT): tracepoints; the others are written from the
  * FDR records by their sinks */
-static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, &rec_sink_uftrace, NULL };
+static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, &rec_sink_uftrace,
+						     &rec_sink_chrome, NULL };
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
