@@ -18,6 +18,7 @@ static const struct cli_format *const formats[] = {
 	&cli_format_ovni,
 	&cli_format_cacheray,
 	&cli_format_tfile,
+	&cli_format_chrome,
 };
 
 const struct cli_format *cli_format_detect(const char *path)

@@ -45,5 +45,6 @@ extern const struct cli_format cli_format_xray;
 extern const struct cli_format cli_format_ovni;
 extern const struct cli_format cli_format_cacheray;
 extern const struct cli_format cli_format_tfile;
+extern const struct cli_format cli_format_chrome;
 
 #endif /* FLIGHTREC_CLI_FORMAT_H */
