@@ -255,13 +255,57 @@ struct st_thread {
 	bool seen;
 };
 
+/* calls per function id: an open-addressing table (ids have 28 bits: a file cannot make us
+ * allocate an array indexed by them) */
+struct st_call {
+	uint32_t key; /* function id + 1; 0: free */
+	uint64_t calls;
+};
+
 struct st_ctx {
 	struct st_thread *t;
 	size_t nt, capt;
-	uint64_t *calls; /* by function id */
-	size_t ncalls;
+	struct st_call *calls;
+	size_t ncalls, capcalls; /* capcalls: a power of two, at most half full */
 	int failed;
 };
+
+static struct st_call *st_call(struct st_ctx *s, uint32_t fid)
+{
+	uint32_t key = fid + 1;
+
+	if (2 * (s->ncalls + 1) > s->capcalls) {
+		size_t cap = s->capcalls ? s->capcalls * 2 : 1024;
+		struct st_call *nc = calloc(cap, sizeof(*nc));
+		if (!nc)
+			return NULL;
+		for (size_t i = 0; i < s->capcalls; i++) {
+			size_t j = s->calls[i].key * 2654435761u & (cap - 1);
+			if (!s->calls[i].key)
+				continue;
+			while (nc[j].key)
+				j = (j + 1) & (cap - 1);
+			nc[j] = s->calls[i];
+		}
+		free(s->calls);
+		s->calls = nc;
+		s->capcalls = cap;
+	}
+	size_t j = key * 2654435761u & (s->capcalls - 1);
+	while (s->calls[j].key && s->calls[j].key != key)
+		j = (j + 1) & (s->capcalls - 1);
+	if (!s->calls[j].key) {
+		s->calls[j].key = key;
+		s->ncalls++;
+	}
+	return &s->calls[j];
+}
+
+static int st_call_cmp(const void *a, const void *b)
+{
+	const struct st_call *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
 
 static struct st_thread *st_thread(struct st_ctx *s, int32_t pid, int32_t tid)
 {
@@ -307,17 +351,11 @@ static int stats_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec
 	} else if (r->fn_type == XFR_TAIL_EXIT) {
 		t->tails++;
 	} else {
+		struct st_call *c = st_call(s, r->fid);
 		t->entries++;
-		if (r->fid >= s->ncalls) {
-			size_t n = (size_t)r->fid + 1024;
-			uint64_t *nc = realloc(s->calls, n * sizeof(*nc));
-			if (!nc)
-				return 1;
-			memset(nc + s->ncalls, 0, (n - s->ncalls) * sizeof(*nc));
-			s->calls = nc;
-			s->ncalls = n;
-		}
-		s->calls[r->fid]++;
+		if (!c)
+			return 1;
+		c->calls++;
 	}
 	return 0;
 }
@@ -348,10 +386,17 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 		}
 		hz = h.cycle_frequency;
 	}
+	/* by function id: the used slots first, sorted */
+	if (s.calls) {
+		size_t k = 0;
+		for (size_t i = 0; i < s.capcalls; i++)
+			if (s.calls[i].key)
+				s.calls[k++] = s.calls[i];
+		qsort(s.calls, k, sizeof(*s.calls), st_call_cmp);
+	}
 	if (ret == CLI_OK && o->calls) {
 		for (size_t f = 0; f < s.ncalls; f++)
-			if (s.calls[f])
-				printf("%" PRIu64 " %zu\n", s.calls[f], f);
+			printf("%" PRIu64 " %u\n", s.calls[f].calls, s.calls[f].key - 1);
 	} else if (ret == CLI_OK) {
 		uint64_t te = 0, tx = 0, tt = 0, tc = 0;
 		printf("%8s %8s %10s %10s %10s %8s %12s\n", "pid", "tid", "entries", "exits",
@@ -371,8 +416,7 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 		       "", te, tx, tt, tc);
 		printf("\n%8s %10s\n", "fid", "calls");
 		for (size_t f = 0; f < s.ncalls; f++)
-			if (s.calls[f])
-				printf("%8zu %10" PRIu64 "\n", f, s.calls[f]);
+			printf("%8u %10" PRIu64 "\n", s.calls[f].key - 1, s.calls[f].calls);
 	}
 	free(s.t);
 	free(s.calls);
