@@ -9,7 +9,7 @@
 #               (the runtimes run inside the traced program).
 #   build/host/ host flags: CLI, readers and unit tests; ASAN=1 / TSAN=1 apply here only.
 #
-# Targets: all, install PREFIX=DIR, check, bench, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
+# Targets: all, install PREFIX=DIR, check, bench, fuzz, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
 
 -include config.mk
 
@@ -192,6 +192,10 @@ check: all unit
 bench: all
 	$(Q)for b in bench/run bench/run-*; do [ -x "$$b" ] && { echo "== $$b"; "$$b" || exit 1; }; done; true
 
+# libFuzzer targets of the readers (fuzz/Makefile, clang): build/fuzz/fuzz_*; fuzz/run runs them
+fuzz:
+	$(Q)$(MAKE) -f fuzz/Makefile B=$(B) V=$(V)
+
 install: all
 	$(call msg,INSTALL,$(PREFIX))
 	$(Q)install -d $(PREFIX)/bin $(PREFIX)/lib/flightrec
@@ -204,7 +208,7 @@ install: all
 clean:
 	$(Q)rm -rf $(B)
 
-.PHONY: all unit check bench install clean
+.PHONY: all unit check bench install clean fuzz
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
