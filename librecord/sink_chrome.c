@@ -2,7 +2,8 @@
  * sink_chrome: the Chrome trace event JSON writer (the format chrome://tracing, Perfetto and
  * `uftrace dump --chrome` use), fed by any function hook's rings (rec_decode.h).
  *
- * Output: <dir>/<program>.json (a fork child adds .<pid>), one object:
+ * Output: <dir>/<program>.json (rec_outname.h: a fork child, or a process that finds the name
+ * taken, adds .<pid>), one object:
  *   {"traceEvents":[
  *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},     a function's entry
  *   {"ph":"E","ts":12.400,"pid":P,"tid":T},                its exit (the innermost open B)
@@ -19,6 +20,7 @@
  * run in a fatal-signal handler: no stdio, no malloc there.
  */
 #include "librecord/sink_chrome.h"
+#include "librecord/rec_outname.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
@@ -268,10 +270,6 @@ static void chrome_finish(struct rec_session *s)
 	}
 	tids = (int32_t *)(buf + bufsize);
 	rec_snprintf(tmp, sizeof(tmp), ".%s.%d.json.tmp", chrome_prog(s), (int)s->pid);
-	if (chrome_forked)
-		rec_snprintf(path, sizeof(path), "%s.%d.json", chrome_prog(s), (int)s->pid);
-	else
-		rec_snprintf(path, sizeof(path), "%s.json", chrome_prog(s));
 	fd = rec_open_write(s->dirfd, tmp, O_TRUNC);
 	if (fd < 0) {
 		rec_warn("chrome: cannot create %s/%s:", s->dir, tmp);
@@ -312,8 +310,10 @@ static void chrome_finish(struct rec_session *s)
 			(int)s->pid, (int)s->pid, prog);
 		bad = rec_write_all(fd, line, n) < 0;
 	}
-	if (close(fd) < 0 || bad || renameat(s->dirfd, tmp, s->dirfd, path) < 0) {
-		rec_warn("chrome: cannot write %s/%s:", s->dir, path);
+	if (close(fd) < 0 || bad ||
+	    rec_outname_publish(s->dirfd, tmp, chrome_prog(s), ".json", chrome_forked, s->pid, path,
+				sizeof(path)) < 0) {
+		rec_warn("chrome: cannot write %s/%s.json:", s->dir, chrome_prog(s));
 		unlinkat(s->dirfd, tmp, 0);
 	}
 out:

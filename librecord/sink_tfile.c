@@ -19,7 +19,8 @@
  *   (tdump prints that source form), V hit count and bytes used
  *   frames in time order over all threads: R, M [rsp, rsp + FLIGHTREC_TP_STACK), V tid,
  *   V ts_ns, V hits; then the end marker.
- * Files: <dir>/<program>.tf and <dir>/<program>.gdb (a fork child adds .<pid>); the script
+ * Files: <dir>/<program>.tf and <dir>/<program>.gdb (rec_outname.h: a fork child, or a process
+ * that finds the name taken, adds .<pid>); the script
  * loads the executable's symbols at its load bias when it is PIE (symbol-file -o), every
  * shared object at its own (add-symbol-file -o) and opens the trace: `gdb -x prog.gdb prog`.
  *
@@ -30,6 +31,7 @@
  * stdio, no malloc (mmap'ed buffers, write()).
  */
 #include "librecord/sink_tfile.h"
+#include "librecord/rec_outname.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_tp.h"
@@ -395,32 +397,30 @@ static void tfile_definitions(struct tfile_out *o, const struct rec_session *s, 
 	tfile_emit(o, "\n", 1);
 }
 
-/* <dir>/<program>[.<pid>]<ext> */
-static void tfile_path(const struct rec_session *s, const char *ext, int tmp, char *out,
-		       size_t size)
+static const char *tfile_prog(const struct rec_session *s)
 {
 	const char *base = strrchr(s->exe, '/');
-	char pid[32] = "";
 
 	base = base ? base + 1 : s->exe;
-	if (tfile_forked)
-		rec_snprintf(pid, sizeof(pid), ".%d", (int)s->pid);
-	rec_snprintf(out, size, "%s%s%s%s", tmp ? "." : "", *base ? base : "trace", pid, ext);
-	if (tmp) {
-		size_t n = strlen(out);
-		rec_snprintf(out + n, size - n, ".%d.tmp", (int)s->pid);
-	}
+	return *base ? base : "trace";
 }
 
-static int tfile_write_script(struct rec_session *s, struct tfile_out *o)
+/* .<program>.<pid><ext>.tmp: where a file is written before it gets its name */
+static void tfile_tmp(const struct rec_session *s, const char *ext, char *out, size_t size)
 {
-	char tf[512], tmp[600], name[600];
+	rec_snprintf(out, size, ".%s.%d%s.tmp", tfile_prog(s), (int)s->pid, ext);
+}
+
+/* <base>.gdb beside <base>.tf */
+static int tfile_write_script(struct rec_session *s, struct tfile_out *o, const char *base)
+{
+	char tf[600], tmp[600], name[600];
 	size_t n = rec_symtab_nmodules();
 	int fd;
 
-	tfile_path(s, ".tf", 0, tf, sizeof(tf));
-	tfile_path(s, ".gdb", 1, tmp, sizeof(tmp));
-	tfile_path(s, ".gdb", 0, name, sizeof(name));
+	rec_snprintf(tf, sizeof(tf), "%s.tf", base);
+	rec_snprintf(name, sizeof(name), "%s.gdb", base);
+	tfile_tmp(s, ".gdb", tmp, sizeof(tmp));
 	fd = rec_open_write(s->dirfd, tmp, O_TRUNC);
 	if (fd < 0)
 		return -1;
@@ -469,7 +469,7 @@ static void tfile_finish(struct rec_session *s)
 	struct tfile_spool *v;
 	uint64_t *tp_frames, *tp_bytes, frames = 0;
 	struct tfile_out o = {.fd = -1};
-	char tmp[600], name[600];
+	char tmp[600], name[600], base[560];
 	uint8_t *frame;
 	size_t n;
 	int fd;
@@ -501,8 +501,7 @@ static void tfile_finish(struct rec_session *s)
 				 s->dir, v[i].name, sp.pos);
 	}
 
-	tfile_path(s, ".tf", 1, tmp, sizeof(tmp));
-	tfile_path(s, ".tf", 0, name, sizeof(name));
+	tfile_tmp(s, ".tf", tmp, sizeof(tmp));
 	fd = rec_open_write(s->dirfd, tmp, O_TRUNC);
 	if (fd < 0) {
 		rec_warn("cannot create %s/%s:", s->dir, tmp);
@@ -530,12 +529,15 @@ static void tfile_finish(struct rec_session *s)
 	}
 	tfile_emit(&o, "\0\0\0\0", 4); /* tracepoint 0: the end (gdb writes 4 bytes) */
 	tfile_flush(&o);
-	if (close(fd) < 0 || o.bad || renameat(s->dirfd, tmp, s->dirfd, name) < 0) {
-		rec_warn("cannot write %s/%s:", s->dir, name);
+	if (close(fd) < 0 || o.bad ||
+	    rec_outname_publish(s->dirfd, tmp, tfile_prog(s), ".tf", tfile_forked, s->pid, base,
+				sizeof(base)) < 0) {
+		rec_warn("cannot write %s/%s.tf:", s->dir, tfile_prog(s));
 		unlinkat(s->dirfd, tmp, 0);
 		goto out;
 	}
-	if (tfile_write_script(s, &o) < 0)
+	rec_snprintf(name, sizeof(name), "%s.tf", base);
+	if (tfile_write_script(s, &o, base) < 0)
 		rec_warn("cannot write the gdb script beside %s/%s:", s->dir, name);
 	if (tfile_lost)
 		rec_warn("%s/%s: %llu tracepoint hits were lost (full buffers)", s->dir, name,
