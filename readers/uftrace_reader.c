@@ -209,31 +209,52 @@ static size_t sess_first_of(const struct ufr_data *d, int pid)
 	return lo;
 }
 
-static struct ufr_task *task_parent(struct ufr_data *d, const struct ufr_task *t)
+/* the pid up the chain from T: its parent (forked) or its leader, 0 if none */
+static int task_parent_pid(const struct ufr_task *t)
 {
 	int parent = t->forked ? t->ppid : (t->pid != t->tid ? t->pid : 0);
 
-	return parent > 0 && parent != t->tid ? ufr_find_task(d, parent) : NULL;
+	return parent > 0 && parent != t->tid ? parent : 0;
+}
+
+static struct ufr_task *task_parent(struct ufr_data *d, const struct ufr_task *t)
+{
+	int parent = task_parent_pid(t);
+
+	return parent ? ufr_find_task(d, parent) : NULL;
+}
+
+/* the last session of PID that started at or before TIME, or NULL */
+static struct ufr_session *sess_of_pid_at(struct ufr_data *d, int pid, uint64_t time)
+{
+	size_t lo = sess_first_of(d, pid), hi = d->nr_sess, first = lo;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->sess[mid].line->pid == pid && d->sess[mid].line->time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > first ? &d->sess[lo - 1] : NULL;
 }
 
 struct ufr_session *ufr_session_at(struct ufr_data *d, const struct ufr_task *task, uint64_t time)
 {
 	for (size_t hops = 0; task != NULL && hops <= MAX_CHAIN; hops++) {
-		size_t lo = sess_first_of(d, task->pid), hi = d->nr_sess, first = lo;
+		struct ufr_session *s = sess_of_pid_at(d, task->pid, time);
+		const struct ufr_task *up;
 
-		/* the last session of this pid that started at or before TIME */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (d->sess[mid].line->pid == task->pid && d->sess[mid].line->time <= time)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo > first)
-			return &d->sess[lo - 1];
+		if (s != NULL)
+			return s;
 		/* no session of its own yet: inherit from the parent or the leader */
-		task = task_parent(d, task);
+		up = task_parent(d, task);
+		if (up == NULL && task_parent_pid(task))
+			/* a parent that recorded nothing has no TASK line, but its SESS line is
+			 * there: uftrace 0.13 resolves through it */
+			return sess_of_pid_at(d, task_parent_pid(task), time);
+		task = up;
 	}
 	return NULL;
 }
@@ -693,16 +714,22 @@ void ufr_thread_check_init(struct ufr_data *d, const struct ufr_thread *t, struc
 	cfg.task_time = task->first->time;
 	cfg.task_what = "TASK";
 
-	/* the earliest session reachable through the parent / leader chain */
+	/* the earliest session reachable through the parent / leader chain (a parent that
+	 * recorded nothing has no TASK line, only its SESS line) */
 	for (size_t hops = 0; task != NULL && hops <= MAX_CHAIN; hops++) {
-		size_t i = sess_first_of(d, task->pid);
+		const struct ufr_task *up = task_parent(d, task);
+		int pids[2] = { task->pid, up == NULL ? task_parent_pid(task) : 0 };
 
-		if (i < d->nr_sess && d->sess[i].line->pid == task->pid &&
-		    (!cfg.has_sess_time || d->sess[i].line->time < cfg.sess_time)) {
-			cfg.has_sess_time = true;
-			cfg.sess_time = d->sess[i].line->time;
+		for (int k = 0; k < 2 && pids[k]; k++) {
+			size_t i = sess_first_of(d, pids[k]);
+
+			if (i < d->nr_sess && d->sess[i].line->pid == pids[k] &&
+			    (!cfg.has_sess_time || d->sess[i].line->time < cfg.sess_time)) {
+				cfg.has_sess_time = true;
+				cfg.sess_time = d->sess[i].line->time;
+			}
 		}
-		task = task_parent(d, task);
+		task = up;
 	}
 	if (!cfg.has_sess_time) {
 		/* no session at all: any record is too early */
