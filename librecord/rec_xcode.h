@@ -27,6 +27,7 @@ struct rec_xcode {
 	uint64_t last_ns;   /* of the last event decoded */
 	uint64_t last_time; /* ... in the encoding's unit */
 	uint64_t events;    /* events written */
+	uint64_t dropped;   /* events the format cannot hold (a sink's own count) */
 	uint8_t *buf;
 	size_t len, size;
 	uintptr_t *stack; /* per open frame: what the sink needs to close it (address, id) */

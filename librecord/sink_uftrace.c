@@ -19,8 +19,9 @@
  * Any function hook into uftrace's format: when the front end's rings hold another encoding
  * (xray-rt's FDR records, rec_decode.h), write_chunk decodes each chunk and writes uftrace
  * records instead of copying it: the time in ns (the TSC converted), the function's address
- * from the XRay id, the call depth from the thread's open frames (1023 at most, uftrace's
- * 10 bits); what the front end lost is a LOST record as usual.
+ * from the XRay id, the call depth from the thread's open frames; frames deeper than uftrace's
+ * 10-bit depth field are left out and counted in a LOST record, as libmcount does with its
+ * 1024-frame shadow stack; what the front end lost is a LOST record as usual.
  */
 #include "librecord/sink_uftrace.h"
 #include "librecord/rec_session.h"
@@ -175,15 +176,32 @@ static int uftrace_xcoding(void)
 	       rec_sess.fe->encoding != REC_ENC_NONE;
 }
 
+static void uftrace_xcode_lost(struct rec_xcode *x, uint64_t lost)
+{
+	struct uftrace_record r = { 0, uftrace_record_word(UFTRACE_LOST, 0, lost) };
+	uint8_t *p = rec_xcode_room(x, sizeof(r));
+
+	memcpy(p, &r, sizeof(r));
+	x->len += sizeof(r);
+}
+
+/* Frames deeper than the 10-bit depth field can say are left out, as libmcount leaves them
+ * (its shadow stack holds 1024 frames), and told as a LOST record where the stream goes on. */
 static void uftrace_xcode_put(struct rec_xcode *x, unsigned type, uint32_t depth, uint64_t addr,
 			      uint64_t ns)
 {
-	struct uftrace_record r = { ns, uftrace_record_word(type, depth > UFTRACE_DEPTH_MAX
-								   ? UFTRACE_DEPTH_MAX
-								   : depth,
-							   addr) };
-	uint8_t *p = rec_xcode_room(x, sizeof(r));
+	struct uftrace_record r = { ns, uftrace_record_word(type, depth, addr) };
+	uint8_t *p;
 
+	if (depth > UFTRACE_DEPTH_MAX) {
+		x->dropped++;
+		return;
+	}
+	if (x->dropped) {
+		uftrace_xcode_lost(x, x->dropped);
+		x->dropped = 0;
+	}
+	p = rec_xcode_room(x, sizeof(r));
 	memcpy(p, &r, sizeof(r));
 	x->len += sizeof(r);
 	x->events++;
@@ -208,15 +226,6 @@ static void uftrace_xcode_ev(void *arg, const struct rec_fn_ev *ev)
 			uftrace_xcode_put(x, UFTRACE_EXIT, x->depth, addr, ev->ns);
 	}
 	/* an exit with no open frame (its entry before a gap) is left out */
-}
-
-static void uftrace_xcode_lost(struct rec_xcode *x, uint64_t lost)
-{
-	struct uftrace_record r = { 0, uftrace_record_word(UFTRACE_LOST, 0, lost) };
-	uint8_t *p = rec_xcode_room(x, sizeof(r));
-
-	memcpy(p, &r, sizeof(r));
-	x->len += sizeof(r);
 }
 
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -297,8 +306,8 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 	(void)s;
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct rec_xcode *x = t->sink_priv;
-		if (t->sink_fd >= 0 && lost_after)
-			uftrace_xcode_lost(x, lost_after);
+		if (t->sink_fd >= 0 && lost_after + x->dropped)
+			uftrace_xcode_lost(x, lost_after + x->dropped);
 		if (t->sink_fd >= 0)
 			rec_xcode_flush(x);
 		rec_xcode_free(x);
