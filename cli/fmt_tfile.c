@@ -14,7 +14,8 @@
  *           stops before the frames), then the end marker's offset.
  *   stats   per tracepoint: hits (its "tp V" count), frames, bytes; threads and the time span
  *           when the frames carry flightrec's $tid and $ts_ns. --calls: "<hits> <name>" lines,
- *           sorted by name (the name from flightrec's notes, else the tracepoint's location).
+ *           sorted by name (the name from flightrec's hits_<name> variables or notes, else the
+ *           tracepoint's location).
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -378,13 +379,18 @@ static int st_block(void *arg, const struct tfr_frame *fr, const struct tfr_bloc
 	return 0;
 }
 
-/* the function name of a tracepoint from flightrec's notes ("name: N hits, M frames; ...",
- * one entry per tracepoint in number order), else its location; malloc'ed */
+/* the function name of a tracepoint: flightrec's trace state variable 16 + its number,
+ * "hits_<name>", else flightrec's notes ("name: N hits, M frames; ...", one entry per
+ * tracepoint in number order), else its location; malloc'ed */
 static char *tp_name(const struct tfr_file *f, const struct tfr_tp *tp)
 {
+	const struct tfr_tsv *tsv = tfr_find_tsv(f, 16 + tp->num);
 	const char *p = f->status.notes;
 	char *out = NULL;
 	uint32_t rank = 0;
+
+	if (tsv && !strncmp(tsv->name, "hits_", 5) && tsv->name[5])
+		return strdup(tsv->name + 5);
 
 	for (size_t i = 0; i < f->ntps; i++)
 		rank += f->tps[i].num < tp->num;

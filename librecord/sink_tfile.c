@@ -12,7 +12,10 @@
  *   R 230          the 560-byte amd64-linux block (no tdesc line: gdb takes the program's)
  *   status 0;tstop:<"recording ended">:0;tframes:<frames>;tcreated:<hits>;starttime:..;
  *                  stoptime:..;notes:<"func: N hits, M frames; ...">  (tstatus prints these)
- *   tsv 1 tid, 2 ts_ns, 3 hits (the hit's ordinal among its tracepoint's hits)
+ *   tsv 1 tid, 2 ts_ns, 3 hits (the hit's ordinal among its tracepoint's hits), and one per
+ *                  tracepoint, 16 + its number, hits_<function> with the tracepoint's hit
+ *                  count as its initial value (`info tvariables` lists them all, when the
+ *                  status notes have no room for every tracepoint)
  *   per tracepoint, numbers DESCENDING (gdb prepends each to its list; only then do its own
  *   numbers match ours, which `tfind tracepoint N` needs): T (enabled), Z at "*0x<addr>"
  *   (an address, so PIE symbols at any bias resolve it), Z cmd "collect $regs, $args, ..."
@@ -53,6 +56,7 @@
 #define TFILE_TSV_TID	 1
 #define TFILE_TSV_TS	 2
 #define TFILE_TSV_HITS	 3
+#define TFILE_TSV_TP0	 16 /* + tracepoint number: hits_<function>, initial value = its hits */
 #define TFILE_COLLECT	 "collect $regs, $args, $tid, $ts_ns, $hits"
 
 static int tfile_forked;    /* this image is a fork child: its files get a .<pid> suffix */
@@ -346,6 +350,23 @@ static uint64_t tfile_real_us(uint64_t mono_ns, uint64_t now_mono)
 	return (now_real - (now_mono - mono_ns)) / 1000;
 }
 
+/* hits_<function name>, made an identifier ([A-Za-z0-9_]); _<n> added to a name taken */
+static void tfile_tsv_name(uint32_t i, char *out, size_t size)
+{
+	size_t n = rec_snprintf(out, size, "hits_%s", rec_tps[i].name);
+
+	for (size_t k = 5; k < n; k++) {
+		char c = out[k];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			out[k] = '_';
+	}
+	for (uint32_t j = 0; j < i; j++)
+		if (!strcmp(rec_tps[j].name, rec_tps[i].name)) {
+			rec_snprintf(out + n, size - n, "_%u", rec_tps[i].num);
+			break;
+		}
+}
+
 static void tfile_definitions(struct tfile_out *o, const struct rec_session *s, uint64_t frames,
 			      const uint64_t *tp_frames, const uint64_t *tp_bytes)
 {
@@ -381,6 +402,13 @@ static void tfile_definitions(struct tfile_out *o, const struct rec_session *s, 
 	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_TID, tfile_hex(hex, sizeof(hex), "tid"));
 	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_TS, tfile_hex(hex, sizeof(hex), "ts_ns"));
 	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_HITS, tfile_hex(hex, sizeof(hex), "hits"));
+	for (uint32_t i = 0; i < rec_ntp; i++) {
+		char name[REC_TP_NAME_MAX + 16];
+		tfile_tsv_name(i, name, sizeof(name));
+		tfile_line(o, "tsv %x:%llx:0:%s\n", TFILE_TSV_TP0 + rec_tps[i].num,
+			   (unsigned long long)__atomic_load_n(&rec_tps[i].hits, __ATOMIC_RELAXED),
+			   tfile_hex(hex, sizeof(hex), name));
+	}
 	for (uint32_t i = rec_ntp; i-- > 0;) {
 		const struct rec_tp *tp = &rec_tps[i];
 		unsigned long long a = (unsigned long long)(tp->pc ? tp->pc : tp->addr);
