@@ -51,6 +51,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 #define TFILE_MAX_SPOOLS 4096
 #define TFILE_OUTBUF	 (1u << 20)
 #define TFILE_TSV_TID	 1
@@ -99,6 +103,12 @@ static int tfile_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
+	/* A tracepoint hit is ~1 KB: a thread that hits one fills pages faster than the flusher
+	 * faults them in one chunk ahead, and a first write into a page of the (file-backed)
+	 * ring costs more than the hit. Fault the whole ring in now, at the thread's first hit
+	 * (the thread is not published yet: the flusher does not look at `prefaulted`). */
+	if (t->ring && madvise(t->ring, t->ring_size, MADV_POPULATE_WRITE) == 0)
+		t->prefaulted = s->cfg.chunk_count;
 	return 0;
 }
 
