@@ -11,6 +11,7 @@
  *    inherits it locked by a thread that does not exist there.
  */
 #include "librecord/rec_session.h"
+#include "librecord/rec_decode.h"
 #include "librecord/rec_util.h"
 
 #include <errno.h>
@@ -147,6 +148,19 @@ static int rec_open_dirs(void)
 		return -1;
 	}
 	return 0;
+}
+
+const char *rec_ring_format(void)
+{
+	static char name[16];
+	static const char *const enc[] = { "none", "uftrace", "fdr", "tp" };
+	int e = rec_sess.fe ? rec_sess.fe->encoding : 0;
+
+	if (rec_sess.sink->encoding == e || rec_sess.sink->encoding == REC_ENC_TP ||
+	    e < 0 || e > REC_ENC_TP)
+		return rec_sess.sink->name;
+	rec_snprintf(name, sizeof(name), "%s/%s", rec_sess.sink->name, enc[e]);
+	return name;
 }
 
 /* FLIGHTREC_FORMAT (or FLIGHTREC_TRACEPOINTS alone: tfile) among the front end's formats */

@@ -96,6 +96,11 @@ struct rec_session {
 
 extern struct rec_session rec_sess;
 
+/* The format name ring files carry (salvage replays a ring through the sink of that name):
+ * the sink's name when the rings hold what it writes as it is, "<sink>/<encoding>" when it
+ * transcodes them (salvage then leaves them alone rather than copy foreign records). */
+const char *rec_ring_format(void);
+
 /* Start recording for this process image; idempotent. Returns 0 when recording. */
 int rec_session_start(const struct rec_frontend *fe);
 /* Make sure the session is started (from a hook that may run before constructors). */

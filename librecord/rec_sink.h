@@ -28,6 +28,10 @@ struct rec_sink {
 	/* default output directory when this format is picked by FLIGHTREC_FORMAT and neither
 	 * FLIGHTREC_DIR nor the front end's own variable is set; NULL: the front end's default */
 	const char *dir;
+	/* the ring encoding (enum rec_encoding, rec_decode.h) write_chunk copies as it is; another
+	 * is decoded (any hook into any format). REC_ENC_NONE: it decodes every encoding, or it
+	 * is the only sink of its front end */
+	int encoding;
 	int (*open_session)(struct rec_session *s);
 	void (*fork_child)(struct rec_session *s, pid_t ppid);
 	int (*open_thread)(struct rec_session *s, struct rec_thread *t);

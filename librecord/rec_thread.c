@@ -123,7 +123,7 @@ static int rec_ring_create(struct rec_thread *t)
 	h->pid = t->pid;
 	h->tid = t->tid;
 	h->policy = cfg->policy;
-	rec_snprintf(h->format, sizeof(h->format), "%s", rec_sess.sink->name);
+	rec_snprintf(h->format, sizeof(h->format), "%s", rec_ring_format());
 	h->clock = rec_clock_g;
 	h->session_ns = rec_sess.start_ns;
 	for (uint32_t i = 0; i < cfg->chunk_count; i++) {

@@ -34,6 +34,7 @@
  * stdio, no malloc (mmap'ed buffers, write()).
  */
 #include "librecord/sink_tfile.h"
+#include "librecord/rec_decode.h"
 #include "librecord/rec_outname.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_symtab.h"
@@ -591,6 +592,7 @@ out:
 
 const struct rec_sink rec_sink_tfile = {
 	.name = "tfile",
+	.encoding = REC_ENC_TP,
 	.dir = ".",
 	.open_session = tfile_open_session,
 	.fork_child = tfile_fork_child,

@@ -368,6 +368,7 @@ static void uftrace_finish(struct rec_session *s)
 const struct rec_sink rec_sink_uftrace = {
 	.name = "uftrace",
 	.dir = "uftrace.data",
+	.encoding = REC_ENC_UFTRACE,
 	.open_session = uftrace_open_session,
 	.fork_child = uftrace_fork_child,
 	.open_thread = uftrace_open_thread,

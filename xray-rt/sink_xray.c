@@ -714,6 +714,7 @@ out:
 
 const struct rec_sink rec_sink_xray = {
 	.name = "xray",
+	.encoding = REC_ENC_FDR,
 	.open_session = xray_open_session,
 	.open_thread = xray_open_thread,
 	.write_chunk = xray_write_chunk,
