@@ -25,17 +25,27 @@ int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip)
 
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return 1;
+	/* busy and fe_hold are tested as two byte loads: one 16-bit load right after the last
+	 * hook's byte store to busy could not be forwarded from the store buffer and would
+	 * stall. */
+	if (unlikely(t->busy || t->fe_hold))
+		return 1;
+	/* The guard goes up before the depth and the write position are read: a signal handler
+	 * that records between the test and this store leaves them consistent again when it
+	 * returns, one that comes after it records nothing. (Read before the guard, they went
+	 * stale under a signal storm: the handler's records were overwritten, and when it had
+	 * switched chunks `pos` was left in the old chunk, past `end`, and ran off the ring.) */
+	t->busy = 1;
+	barrier();
 	mt = mc_thread_of(t);
 	d = mt->depth;
 	r = (struct uftrace_record *)t->pos;
-	/* mc_fast_max_stack is 0 when there is no TSC. busy and fe_hold are tested as two byte
-	 * loads: one 16-bit load right after the last hook's byte store to busy could not be
-	 * forwarded from the store buffer and would stall. */
-	if (unlikely(t->busy || t->fe_hold || d >= mc_fast_max_stack ||
-		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
+	/* mc_fast_max_stack is 0 when there is no TSC */
+	if (unlikely(d >= mc_fast_max_stack || (size_t)(t->end - (uint8_t *)r) < sizeof(*r))) {
+		barrier();
+		t->busy = 0;
 		return 1;
-	t->busy = 1;
-	barrier();
+	}
 	f = &mt->rstack[d];
 	f->parent_loc = parent_loc;
 	f->parent_ip = *parent_loc;
@@ -61,20 +71,28 @@ uintptr_t mcount_exit_fast(uintptr_t *sp)
 	struct mc_thread *mt;
 	struct uftrace_record *r;
 	struct mc_frame *f;
+	uintptr_t ret;
 	uint32_t d;
 
-	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX || t->busy))
 		return 0;
+	t->busy = 1; /* before the state is read: see mcount_entry_fast */
+	barrier();
 	mt = mc_thread_of(t);
 	d = mt->depth;
 	r = (struct uftrace_record *)t->pos;
 	f = &mt->rstack[d - 1];
 	/* the returning frame must be the top one (else frames were skipped: slow path) */
-	if (unlikely(d == 0 || t->busy || f->parent_loc != sp - 1 || !mc_fast_max_stack ||
-		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r)))
+	if (unlikely(d == 0 || f->parent_loc != sp - 1 || !mc_fast_max_stack ||
+		     (size_t)(t->end - (uint8_t *)r) < sizeof(*r))) {
+		barrier();
+		t->busy = 0;
 		return 0;
-	t->busy = 1;
-	barrier();
+	}
+	/* read before the guard comes down: once depth says the frame is gone, a signal
+	 * handler's first hook reuses its slot (the load used to come after the store to busy,
+	 * and a storm of instrumented handlers made functions return into the handler) */
+	ret = f->parent_ip;
 	mt->depth = d - 1;
 	t->pos = (uint8_t *)(r + 1);
 	r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
@@ -83,5 +101,5 @@ uintptr_t mcount_exit_fast(uintptr_t *sp)
 	rec_commit(t);
 	barrier();
 	t->busy = 0;
-	return f->parent_ip;
+	return ret;
 }
