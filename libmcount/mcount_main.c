@@ -66,6 +66,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.configured = mc_configured,
 	.started = mc_started,
 	.fork_thread = mc_fork_thread,
+	.lost_per_hook = 2, /* entry hooks: the entry, and the exit of a frame not hijacked */
 	.formats = mc_formats,
 	.encoding = REC_ENC_UFTRACE,
 };

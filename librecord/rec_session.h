@@ -54,6 +54,10 @@ struct rec_frontend {
 	int encoding;
 	/* REC_ENC_FDR: the address of the function with XRay id `fid`, 0 if none */
 	uintptr_t (*fn_addr)(uint32_t fid);
+	/* events a hook stands for when rec_thread_get turns it away (the thread is dead, or a
+	 * signal handler's hook came while the thread was attaching): function hooks 2 (the
+	 * entry and the exit it will not have), 0 means 1 */
+	unsigned lost_per_hook;
 };
 
 /* Each runtime defines its front end under this name, so a hook that runs before the

@@ -25,6 +25,15 @@
 #include <unistd.h>
 
 __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+/* while this thread attaches (rec_self is OFF then): events of hooks that came meanwhile (a
+ * signal handler's), counted as lost_nested once the thread has its state */
+static __thread uint8_t rec_attaching __attribute__((tls_model("initial-exec")));
+static __thread uint64_t rec_attach_lost __attribute__((tls_model("initial-exec")));
+
+static uint64_t rec_lost_per_hook(void)
+{
+	return rec_sess.fe && rec_sess.fe->lost_per_hook ? rec_sess.fe->lost_per_hook : 1;
+}
 
 static pthread_key_t rec_thread_key;
 static pthread_once_t rec_thread_key_once = PTHREAD_ONCE_INIT;
@@ -179,8 +188,8 @@ static void rec_chunk_take(struct rec_thread *t, uint32_t idx)
 	__atomic_store_n(&t->seq, c->seq, __ATOMIC_RELAXED); /* read by the prefaulter */
 	c->committed = 0;
 	c->events = 0;
-	c->lost_before = t->lost_pending;
-	t->lost_pending = 0;
+	/* one exchange: a nested hook's count (signal handler) is in this chunk or the next */
+	c->lost_before = __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED);
 	t->events_at_chunk = t->events;
 	/* FILLING is informational (salvage); nobody waits on it */
 	__atomic_store_n(&c->state, REC_CHUNK_FILLING, __ATOMIC_RELEASE);
@@ -258,21 +267,30 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 	struct rec_thread *t = rec_self;
 
 	if (t == REC_THREAD_DEAD) {
-		rec_count_lost_dead(1);
+		rec_count_lost_dead(rec_lost_per_hook());
 		return NULL;
 	}
-	if (t == REC_THREAD_OFF)
+	if (t == REC_THREAD_OFF) {
+		if (rec_attaching)
+			rec_sigsafe_add(&rec_attach_lost, rec_lost_per_hook());
 		return NULL;
+	}
 	if (t)
 		return t;
 	if (rec_session_ensure() < 0)
 		return NULL;
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
 		return NULL;
-	/* a hook nested in the attach (signal handler) sees OFF and records nothing */
+	/* a hook nested in the attach (signal handler) sees OFF and records nothing; what it
+	 * stood for is counted once the thread is attached */
 	rec_self = REC_THREAD_OFF;
+	rec_attaching = 1;
 	t = rec_thread_attach();
 	rec_self = t ? t : REC_THREAD_OFF;
+	rec_attaching = 0;
+	if (t && rec_attach_lost)
+		rec_count_lost(t, REC_LOST_NESTED, __atomic_exchange_n(&rec_attach_lost, 0,
+								       __ATOMIC_RELAXED));
 	return t;
 }
 

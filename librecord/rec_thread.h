@@ -129,13 +129,21 @@ static inline void rec_commit(struct rec_thread *t)
 			 __ATOMIC_RELEASE);
 }
 
+/* *p += n in one instruction: a signal handler of this thread that counts too (a nested
+ * hook) cannot land between the load and the store. No lock prefix: only this thread and
+ * its handlers write these counters. */
+static inline void rec_sigsafe_add(uint64_t *p, uint64_t n)
+{
+	__asm__ __volatile__("addq %1, %0" : "+m"(*p) : "er"(n));
+}
+
 /* Count n events that could not be recorded; they are reported with the next chunk. */
 static inline void rec_count_lost(struct rec_thread *t, enum rec_lost_kind kind, uint64_t n)
 {
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 
-	t->lost[kind] += n;
-	t->lost_pending += n;
+	rec_sigsafe_add(&t->lost[kind], n);
+	rec_sigsafe_add(&t->lost_pending, n);
 	/* in the ring file too, so that a SIGKILL does not make the loss silent (rec_ring.h) */
 	__atomic_store_n(&h->lost_for_seq, t->seq + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->lost_pending, t->lost_pending, __ATOMIC_RELEASE);

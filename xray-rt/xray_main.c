@@ -128,6 +128,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.formats = xr_formats,
 	.encoding = REC_ENC_FDR,
 	.fn_addr = xr_fn_addr,
+	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
 };
 
 __attribute__((constructor(101))) static void xr_init(void)
