@@ -1,0 +1,265 @@
+/*
+ * stress: the driver of the stress cases (not instrumented; the calls it makes are into
+ * work.c and cxx.cc, which are). Every process image appends one line to $STRESS_OUT when it
+ * is done, with one write:
+ *   pid=P mode=M work=N leaf=N handler=N recurse=N jump=N cxx=N threads=N forks=N execs=N
+ *   signals_sent=N
+ * so the test can add up, over all processes, how many calls the trace must account for.
+ *
+ *   stress threads N K     N short-lived threads (at most 32 alive), K calls of work each
+ *   stress forks N K       N forked children (at most 8 alive), K calls each; half end with
+ *                          exit, half with _exit
+ *   stress exec D K        K calls, then exec itself with D-1 (an exec chain D+1 images long)
+ *   stress signals N       4 threads calling work in a loop, N SIGUSR1 sent to them round
+ *                          robin; the handler calls handler_work (instrumented)
+ *   stress longjmp N       4 threads, N longjmps each out of 3 instrumented frames
+ *   stress except N        4 threads, N C++ exceptions each through 3 instrumented frames
+ *   stress recurse D N     2 threads, N recursions D deep each
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int work(int x);
+int handler_work(int sig);
+int recurse(int depth);
+void jump_a(jmp_buf *env, int i);
+int catcher(int i);
+extern uint64_t n_work, n_leaf, n_handler, n_recurse, n_jump, n_cxx;
+
+static const char *mode = "?";
+static long nthreads, nforks, nexecs;
+static uint64_t signals_sent;
+static volatile int stop;
+
+static void report(void)
+{
+	char line[512];
+	int fd, n;
+	const char *out = getenv("STRESS_OUT");
+
+	n = snprintf(line, sizeof(line),
+		     "pid=%d mode=%s work=%lu leaf=%lu handler=%lu recurse=%lu jump=%lu cxx=%lu "
+		     "threads=%ld forks=%ld execs=%ld signals_sent=%lu\n",
+		     (int)getpid(), mode, (unsigned long)n_work, (unsigned long)n_leaf,
+		     (unsigned long)n_handler, (unsigned long)n_recurse, (unsigned long)n_jump,
+		     (unsigned long)n_cxx, nthreads, nforks, nexecs, (unsigned long)signals_sent);
+	fd = open(out ? out : "/dev/stdout", O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)n) != n)
+			perror("stress: write");
+		close(fd);
+	}
+}
+
+struct job {
+	long k;
+};
+
+static void *calls(void *arg)
+{
+	struct job *j = arg;
+	volatile int s = 0;
+	for (long i = 0; i < j->k; i++)
+		s += work((int)i);
+	return NULL;
+}
+
+static void run_threads(long n, long k)
+{
+	pthread_t t[32];
+	struct job j = { k };
+	long started = 0;
+
+	while (started < n) {
+		int batch = n - started < 32 ? (int)(n - started) : 32;
+		for (int i = 0; i < batch; i++)
+			if (pthread_create(&t[i], NULL, calls, &j) != 0) {
+				perror("stress: pthread_create");
+				exit(2);
+			}
+		for (int i = 0; i < batch; i++)
+			pthread_join(t[i], NULL);
+		started += batch;
+		nthreads += batch;
+	}
+}
+
+static void run_forks(long n, long k)
+{
+	long alive = 0, done = 0;
+	int status;
+
+	for (long i = 0; i < n; i++) {
+		if (alive == 8) {
+			if (wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				done++;
+			alive--;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("stress: fork");
+			exit(2);
+		}
+		if (pid == 0) {
+			struct job j = { k };
+			mode = "fork-child";
+			nforks = 0;
+			calls(&j);
+			report();
+			if (i & 1)
+				_exit(0);
+			exit(0);
+		}
+		alive++;
+		nforks++;
+	}
+	while (alive-- > 0)
+		if (wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			done++;
+	if (done != n) {
+		fprintf(stderr, "stress: %ld of %ld children failed\n", n - done, n);
+		exit(3);
+	}
+}
+
+static pthread_t sig_workers[4];
+
+static void on_usr1(int sig)
+{
+	int saved = errno;
+	handler_work(sig);
+	errno = saved;
+}
+
+static void *sig_worker(void *arg)
+{
+	volatile int s = 0;
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		s += work(s);
+		for (volatile int k = 0; k < 2000; k++) /* keeps the trace small */
+			;
+	}
+	return NULL;
+}
+
+static void run_signals(long n)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&sig_workers[i], NULL, sig_worker, NULL);
+	for (long i = 0; i < n; i++) {
+		if (pthread_kill(sig_workers[i % 4], SIGUSR1) == 0)
+			signals_sent++;
+		if (i % 64 == 63)
+			sched_yield();
+	}
+	/* let the last ones land before the workers stop */
+	struct timespec ts = { 0, 20000000 };
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 4; i++)
+		pthread_join(sig_workers[i], NULL);
+	nthreads = 4;
+}
+
+static void *jumper(void *arg)
+{
+	long n = (long)arg;
+	for (volatile long i = 0; i < n; i++) {
+		jmp_buf env;
+		volatile long got = setjmp(env);
+		if (got == 0)
+			jump_a(&env, (int)i);
+		else if (got != (long)(int)i + 1)
+			abort();
+	}
+	return NULL;
+}
+
+static void *excepter(void *arg)
+{
+	long n = (long)arg;
+	for (long i = 0; i < n; i++)
+		if (catcher((int)i) != 1)
+			abort();
+	return NULL;
+}
+
+static void *recurser(void *arg)
+{
+	long *a = arg;
+	for (long i = 0; i < a[1]; i++)
+		if (recurse((int)a[0]) != (int)a[0])
+			abort();
+	return NULL;
+}
+
+static void run_in_threads(int n, void *(*fn)(void *), void *arg)
+{
+	pthread_t t[8];
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, arg);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	nthreads += n;
+}
+
+int main(int argc, char **argv)
+{
+	long a = argc > 2 ? atol(argv[2]) : 0, b = argc > 3 ? atol(argv[3]) : 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: stress MODE N [K]\n");
+		return 2;
+	}
+	mode = argv[1];
+	if (!strcmp(mode, "threads")) {
+		run_threads(a, b);
+	} else if (!strcmp(mode, "forks")) {
+		run_forks(a, b);
+	} else if (!strcmp(mode, "exec")) {
+		struct job j = { b };
+		calls(&j);
+		nexecs = 1;
+		report();
+		if (a > 0) {
+			char d[32];
+			snprintf(d, sizeof(d), "%ld", a - 1);
+			execl("/proc/self/exe", argv[0], "exec", d, argv[3], (char *)NULL);
+			perror("stress: exec");
+			return 2;
+		}
+		return 0;
+	} else if (!strcmp(mode, "signals")) {
+		run_signals(a);
+	} else if (!strcmp(mode, "longjmp")) {
+		run_in_threads(4, jumper, (void *)a);
+	} else if (!strcmp(mode, "except")) {
+		run_in_threads(4, excepter, (void *)a);
+	} else if (!strcmp(mode, "recurse")) {
+		long args[2] = { a, b };
+		run_in_threads(2, recurser, args);
+	} else {
+		fprintf(stderr, "stress: unknown mode %s\n", mode);
+		return 2;
+	}
+	report();
+	return 0;
+}
