@@ -128,8 +128,9 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	return ret;
 }
 
-/* patchable entries: the tfile format turns them into jumps (mcount_tp.c) */
-__attribute__((visibility("default"), patchable_function_entry(7, 5))) void
+/* patchable entries: the tfile format turns them into jumps (mcount_tp.c); 16 nops before
+ * the entry (the jump's 5 bytes are the last of them) keep the entry itself aligned */
+__attribute__((visibility("default"), patchable_function_entry(18, 16))) void
 __cyg_profile_func_enter(void *fn, void *call_site)
 {
 	struct rec_thread *t = rec_thread_get();

@@ -6,7 +6,7 @@
  *   mcount, __fentry__        their first 2 bytes (a nop) become a short jump to the 5-byte
  *                             jmp placed just before them, to mcount_tp / fentry_tp
  *                             (mcount_trampoline.S);
- *   __cyg_profile_func_enter  built with 5 nops before its entry and 2 at it
+ *   __cyg_profile_func_enter  built with 16 nops before its entry and 2 at it
  *                             (patchable_function_entry): the 5 become a jmp to cyg_tp, the 2 a
  *                             short jump to them;
  *   __cyg_profile_func_exit   its 2 entry nops become `ret`.

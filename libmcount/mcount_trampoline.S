@@ -31,6 +31,7 @@
 mcount_tp_site:
 	.byte 0xe9			/* jmp rel32, never shortened: the patch counts on 5 bytes */
 	.long mcount_tp - (. + 4)
+	.p2align 4			/* the entry stays aligned (the short jump reaches back) */
 	.globl mcount
 	.type mcount, @function
 	.globl _mcount
@@ -86,6 +87,7 @@ _mcount:
 fentry_tp_site:
 	.byte 0xe9
 	.long fentry_tp - (. + 4)
+	.p2align 4
 	.globl __fentry__
 	.type __fentry__, @function
 __fentry__:
