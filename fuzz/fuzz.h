@@ -40,6 +40,11 @@ extern bool fuzz_restore_all;
 /* "dir/name" in a static buffer (the targets are single-threaded) */
 const char *fuzz_join(const char *dir, const char *name);
 
+struct rd_error;
+/* A reader that failed (RET < 0) must say which file, where and which rule: abort (a fuzz
+ * failure) when ERR has no rule, no file name or no message. */
+void fuzz_check_error(int ret, const struct rd_error *err, const char *what);
+
 struct cli_format;
 /* the flightrec commands on PATH as FMT reads it: sniff, verify, dump (plain, --offsets,
  * --headers), stats (plain, --calls), and the format detection of every command */

@@ -30,6 +30,8 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 	if (rd_load_file(path, 64u << 20, &buf, 1, 2, &err) < 0)
 		return;
 	rd_error_clear(&err);
-	(void)crt_walk_buf((const uint8_t *)buf.data, buf.len, path, &c, touch, (void *)&sum, &err);
+	fuzz_check_error(crt_walk_buf((const uint8_t *)buf.data, buf.len, path, &c, touch,
+				      (void *)&sum, &err),
+			 &err, "crt_walk_buf");
 	rd_buf_free(&buf);
 }

@@ -8,6 +8,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
+#include "readers/rd_common.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -258,4 +259,16 @@ void fuzz_cli(const struct cli_format *fmt, const char *path)
 	(void)fmt->stats(path, &s0);
 	(void)fmt->stats(path, &s1);
 	fflush(stdout);
+}
+
+void fuzz_check_error(int ret, const struct rd_error *err, const char *what)
+{
+	if (ret >= 0)
+		return;
+	if (err->rule <= 0 || !err->file[0] || !err->msg[0]) {
+		fprintf(stderr, "fuzz: %s failed without naming the file, offset and rule "
+				"(rule %d, file '%s', offset %lld, message '%s')\n",
+			what, err->rule, err->file, (long long)err->offset, err->msg);
+		abort();
+	}
 }

@@ -32,18 +32,24 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 		}
 	}
 	rd_error_clear(&err);
-	if (ovr_open(t->root, &tr, &err) == 0) {
+	int r = ovr_open(t->root, &tr, &err);
+	fuzz_check_error(r, &err, "ovr_open");
+	if (r == 0) {
+		struct ovr_totals tot;
+		rd_error_clear(&err);
+		fuzz_check_error(ovr_verify(tr, &tot, &err), &err, "ovr_verify");
 		for (size_t s = 0; s < tr->nstreams; s++) {
 			struct ovr_cursor c;
 			struct ovr_event ev;
 			ovr_cursor_init(&c, tr, &tr->streams[s]);
 			rd_error_clear(&err);
-			while (ovr_cursor_next(&c, &ev, &err) > 0) {
+			while ((r = ovr_cursor_next(&c, &ev, &err)) > 0) {
 				for (size_t i = 0; i < ev.payload_size; i++)
 					fuzz_sink += ev.payload[i];
 				for (size_t i = 0; ev.jumbo && i < ev.jumbo_size; i++)
 					fuzz_sink += ev.jumbo[i];
 			}
+			fuzz_check_error(r, &err, "ovr_cursor_next");
 		}
 		ovr_close(tr);
 	}

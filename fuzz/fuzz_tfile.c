@@ -43,9 +43,11 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 	(void)f;
 	fuzz_cli(&cli_format_tfile, path);
 	rd_error_clear(&err);
-	if (tfr_open(path, &tf, &err) == 0) {
+	int r = tfr_open(path, &tf, &err);
+	fuzz_check_error(r, &err, "tfr_open");
+	if (r == 0) {
 		rd_error_clear(&err);
-		(void)tfr_walk(&tf, on_frame, on_block, &tf, &err);
+		fuzz_check_error(tfr_walk(&tf, on_frame, on_block, &tf, &err), &err, "tfr_walk");
 	}
 	tfr_close(&tf); /* also after a failed open: it frees what was parsed */
 }
