@@ -49,7 +49,7 @@ static long long now_ns(void)
 
 int main(int argc, char **argv)
 {
-	struct pair pr = { 0, 0 };
+	struct pair pr = {0, 0};
 	long n, sum;
 	long long t0, t1;
 

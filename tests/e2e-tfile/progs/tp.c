@@ -44,7 +44,7 @@ FN long helper(long v)
 
 int main(int argc, char **argv)
 {
-	struct pair pr = { 1, 2 };
+	struct pair pr = {1, 2};
 	int n = argc > 1 ? atoi(argv[1]) : 5;
 	long sum = 0;
 

@@ -12,7 +12,7 @@
 #endif
 
 #define NTHREADS 4
-#define NCALLS 6
+#define NCALLS	 6
 
 volatile long tp_sink;
 
