@@ -31,6 +31,7 @@
 
 static const struct rec_salvage_format *const rsv_formats[] = {
 	&rec_salvage_uftrace,
+	&rec_salvage_xray,
 };
 
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)

@@ -147,5 +147,6 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 void rec_salvage_ring_free(struct rec_salvage_ring *r);
 
 extern const struct rec_salvage_format rec_salvage_uftrace;
+extern const struct rec_salvage_format rec_salvage_xray;
 
 #endif

@@ -31,6 +31,10 @@
 #include "librecord/rec_salvage.h"
 #include "librecord/uftrace_format.h"
 #include "readers/uftrace_reader.h"
+#include "readers/xray_fdr.h"
+#include "xray-rt/fdr_encode.h"
+
+#include <dirent.h>
 
 #define CHUNK 4096
 #define NCHUNK 4
@@ -609,6 +613,95 @@ static void test_unknown_format_kept(void **state)
 	assert_true(rec_salvage_needed(tmpdir));
 }
 
+/* --- XRay: spools and the log ------------------------------------------------------------- */
+
+/* an FDR stream piece as xray-rt's chunks hold it: a NewCPUId, then n entry/exit pairs of
+ * function 1 (16 records' bytes = 16 + 16 * n) */
+static size_t fdr_piece(uint8_t *p, uint64_t tsc, unsigned pairs)
+{
+	size_t n = 0;
+	fdr_put_new_cpu(p, 0, tsc);
+	n += FDR_META_SIZE;
+	for (unsigned i = 0; i < pairs; i++) {
+		fdr_put_fn(p + n, FDR_ENTER, 1, 10);
+		n += FDR_FN_SIZE;
+		fdr_put_fn(p + n, FDR_EXIT, 1, 10);
+		n += FDR_FN_SIZE;
+	}
+	return n;
+}
+
+static void xray_chunk(struct ring *r, int i, uint32_t state, uint64_t seq, uint64_t tsc,
+		       unsigned pairs, uint64_t lost_before)
+{
+	struct rec_chunk *c = chunk_at(r, i);
+	c->committed = fdr_piece((uint8_t *)(c + 1), tsc, pairs);
+	c->state = state;
+	c->seq = seq;
+	c->events = 2 * pairs;
+	c->lost_before = lost_before;
+}
+
+static void test_xray_log(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct ring r, r2;
+	uint8_t buf[4096];
+	char p[512], log[512] = "";
+	(void)state;
+	ring_create(&r, PID, TID, "xray");
+	r.h->clock.tsc_hz = 1000000000;
+	/* the spool holds chunk 1 and half of chunk 2 (the kill came while it was written) */
+	snprintf(p, sizeof(p), "%s/.flightrec/xray.%d.%llu.%d", tmpdir, PID, BASE_NS, TID);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t n1 = fdr_piece(buf, 1000, 10);
+	assert_int_equal(write(fd, buf, n1), (ssize_t)n1);
+	r.h->write_pos = (int64_t)n1;
+	size_t n2 = fdr_piece(buf, 2000, 20);
+	assert_int_equal(write(fd, buf, n2 / 2), (ssize_t)(n2 / 2));
+	close(fd);
+	r.h->done_seq = 1;
+	r.h->write_seq = 2;
+	r.h->done_len = n1;
+	xray_chunk(&r, 0, REC_CHUNK_FREE, 1, 1000, 10, 0);
+	xray_chunk(&r, 1, REC_CHUNK_FULL, 2, 2000, 20, 0);
+	xray_chunk(&r, 2, REC_CHUNK_FILLING, 3, 3000, 5, 0);
+	/* a second thread that started later, nothing written yet */
+	ring_create(&r2, PID, TID + 1, "xray");
+	r2.h->clock.tsc_hz = 1000000000;
+	xray_chunk(&r2, 0, REC_CHUNK_FILLING, 1, 1500, 7, 0);
+	ring_close(&r);
+	ring_close(&r2);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 2);
+	assert_int_equal(rep.events, 2 * (20 + 5 + 7));
+	/* one log, no spool left */
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "xray-log.salvaged-4242.", 23))
+			snprintf(log, sizeof(log), "%s/%s", tmpdir, de->d_name);
+	closedir(d);
+	assert_true(log[0]);
+	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
+	d = opendir(p);
+	while ((de = readdir(d)))
+		assert_true(strncmp(de->d_name, "xray.", 5) != 0);
+	closedir(d);
+	struct xfr_header h;
+	struct xfr_counts c;
+	struct rd_error err;
+	rd_error_clear(&err);
+	if (xfr_walk(log, &h, &c, NULL, NULL, &err) < 0)
+		fail_msg("%s: offset %lld: %s", err.file, (long long)err.offset, err.msg);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.entries, 10 + 20 + 5 + 7);
+	assert_int_equal(c.exits, 10 + 20 + 5 + 7);
+	assert_int_equal(h.cycle_frequency, 1000000000);
+}
+
 /* killed while creating the ring: an empty file, or a header of zeros; nothing recorded */
 static void test_unborn_ring(void **state)
 {
@@ -678,6 +771,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
