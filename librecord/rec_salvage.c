@@ -32,6 +32,7 @@
 static const struct rec_salvage_format *const rsv_formats[] = {
 	&rec_salvage_uftrace,
 	&rec_salvage_xray,
+	&rec_salvage_ovni,
 };
 
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
