@@ -239,14 +239,18 @@ static int ovni_write_meta_locked(struct rec_thread *t, const char *procdir, int
 	return ret;
 }
 
+static void ovni_update_sidecar(struct rec_thread *t);
+
 int ovni_sink_write_thread_meta(struct rec_thread *t)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
 	int ret = 0;
 
 	pthread_mutex_lock(&ot->meta_lock);
-	if (ot->state != OVNI_THREAD_FINAL)
+	if (ot->state != OVNI_THREAD_FINAL) {
 		ret = ovni_write_meta_locked(t, ovni_proc.procdir, 0, NULL);
+		ovni_update_sidecar(t);
+	}
 	pthread_mutex_unlock(&ot->meta_lock);
 	return ret;
 }
@@ -258,7 +262,25 @@ static void ovni_sidecar_name(char *buf, size_t size, struct rec_thread *t)
 	snprintf(buf, size, "ring.%d.%d.ovni", (int)t->pid, (int)t->tid);
 }
 
-/* Where this ring's stream goes, for `flightrec salvage` after a SIGKILL. */
+static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps,
+			       const struct ovni_paths *final);
+
+/* The side file again once the thread has loom CPUs: v2 keeps them out of the thread
+ * metadata and writes them to metadata.json only when the thread finishes, so after a SIGKILL
+ * salvage finds them in the side file. meta_lock held. */
+static void ovni_update_sidecar(struct rec_thread *t)
+{
+	struct ovni_paths ps, final;
+	struct ovni_thread *ot = ovni_thread_of(t);
+
+	if (ovni_proc.layout == OVNI_LAYOUT_V2 && ot->cpus.n &&
+	    ovni_paths(&ps, ovni_proc.procdir, ot->tid) == 0 &&
+	    ovni_paths(&final, ovni_proc.procdir_final, ot->tid) == 0)
+		ovni_write_sidecar(t, &ps, &final);
+}
+
+/* Where this ring's stream goes (and the loom CPUs the thread added), for `flightrec
+ * salvage` after a SIGKILL. */
 static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps,
 			       const struct ovni_paths *final)
 {
@@ -280,6 +302,7 @@ static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps
 	    oj_dotset(d, "final_metadata", oj_string(final->json)) ||
 	    (ovni_proc.layout == OVNI_LAYOUT_V2 &&
 	     oj_dotset(d, "process_metadata", oj_string(ovni_proc.procdir_final))) ||
+	    (ot->cpus.n && oj_dotset(d, "loom_cpus", ovni_cpus_json(&ot->cpus))) ||
 	    !(text = oj_serialize(d, 1, &len))) {
 		oj_free(d);
 		return;
