@@ -702,6 +702,111 @@ static void test_xray_log(void **state)
 	assert_int_equal(h.cycle_frequency, 1000000000);
 }
 
+/* --- ovni: a stream cut inside a jumbo event, the thread ended, metadata finished, moved --- */
+
+static size_t ovni_ev(uint8_t *p, uint8_t flags, const char *mcv, uint64_t clock)
+{
+	p[0] = flags;
+	memcpy(p + 1, mcv, 3);
+	memcpy(p + 4, &clock, 8);
+	return 12;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	static char buf[65536];
+	if (!f)
+		return NULL;
+	*len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_ovni_stream(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct ring r;
+	char tmpd[512], fin[512], p[1024], side[4096];
+	uint8_t buf[256];
+	size_t n = 0, len;
+	(void)state;
+	/* OVNI_TMPDIR-like place for the live stream, the trace directory for the final one */
+	snprintf(tmpd, sizeof(tmpd), "%s/tmp/thread.%d", tmpdir, TID);
+	snprintf(fin, sizeof(fin), "%s/trace/thread.%d", tmpdir, TID);
+	snprintf(p, sizeof(p), "%s/tmp", tmpdir);
+	mkdir(p, 0755);
+	mkdir(tmpd, 0755);
+	snprintf(p, sizeof(p), "%s/trace", tmpdir);
+	mkdir(p, 0755);
+	mkdir(fin, 0755);
+	/* written so far: the header and OHx (chunk 1) */
+	memcpy(buf, "ovni", 4);
+	uint32_t ver = 1;
+	memcpy(buf + 4, &ver, 4);
+	n = 8;
+	n += ovni_ev(buf + n, 0x03, "OHx", 100); /* 4-byte payload */
+	memset(buf + n, 0, 4);
+	n += 4;
+	snprintf(p, sizeof(p), "%s/stream.obs", tmpd);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/stream.json", tmpd);
+	write_file("tmp/thread.4243/stream.json",
+		   "{\"version\": 3, \"ovni\": {\"tid\": 4243, \"require\": {\"ovni\": \"1.1.0\"}}}");
+	snprintf(side, sizeof(side),
+		 "{\"format\": \"ovni\", \"layout\": 3, \"stream\": \"%s/stream.obs\", "
+		 "\"metadata\": \"%s/stream.json\", \"final_stream\": \"%s/stream.obs\", "
+		 "\"final_metadata\": \"%s/stream.json\"}",
+		 tmpd, tmpd, fin, fin);
+	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
+	write_file(p, side);
+	ring_create(&r, PID, TID, "ovni");
+	r.h->done_seq = r.h->write_seq = 1;
+	r.h->done_len = n;
+	chunk_at(&r, 0)->state = REC_CHUNK_FREE;
+	chunk_at(&r, 0)->seq = 1;
+	/* chunk 2: OU[ OU] and the start of a jumbo event of 1000 bytes (its rest never came) */
+	struct rec_chunk *c = chunk_at(&r, 1);
+	uint8_t *d = (uint8_t *)(c + 1);
+	size_t m = 0;
+	m += ovni_ev(d + m, 0, "OU[", 200);
+	m += ovni_ev(d + m, 0, "OU]", 300);
+	m += ovni_ev(d + m, 0x10, "OU[", 400);
+	uint32_t js = 1000;
+	memcpy(d + m, &js, 4);
+	m += 4 + 100;
+	c->state = REC_CHUNK_FILLING;
+	c->seq = 2;
+	c->committed = m;
+	ring_close(&r);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 1);
+	/* moved to its final place; the header, OHx, OU[, OU], then the OHe salvage adds */
+	snprintf(p, sizeof(p), "%s/stream.obs", tmpd);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/stream.obs", fin);
+	char *got = slurp(p, &len);
+	assert_non_null(got);
+	assert_int_equal(len, n + 12 + 12 + 12);
+	assert_memory_equal(got + n + 24 + 1, "OHe", 3);
+	uint64_t clock;
+	memcpy(&clock, got + n + 24 + 4, 8);
+	assert_int_equal(clock, 300); /* the last whole event's */
+	snprintf(p, sizeof(p), "%s/stream.json", fin);
+	got = slurp(p, &len);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "\"finished\": 1"));
+	assert_non_null(strstr(got, "\"finished_by\": \"salvage\""));
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d.ovni", tmpdir, PID, TID);
+	assert_int_equal(access(p, F_OK), -1);
+	assert_false(rec_salvage_needed(tmpdir));
+}
+
 /* killed while creating the ring: an empty file, or a header of zeros; nothing recorded */
 static void test_unborn_ring(void **state)
 {
@@ -772,6 +877,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
