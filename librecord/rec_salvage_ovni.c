@@ -17,6 +17,9 @@
  *      a temporary name and renamed;
  *   4. stream and metadata move to their final place (from OVNI_TMPDIR), and the side file
  *      goes.
+ * The side file is checked first: the live files must be below the directory being salvaged
+ * and the final ones at the same loom/proc/thread place in an existing directory, so a
+ * forged side file cannot make salvage write elsewhere (os_side_check).
  *   5. v2: when no process of the loom has the loom's CPUs in its metadata.json (they reach
  *      it when a thread that added them finishes), the CPUs the side files recorded are
  *      written into the process's metadata.json.
@@ -92,6 +95,62 @@ static int os_str(const struct oj *d, const char *key, char *out, size_t size)
 	return 0;
 }
 
+/* the part of PATH from its "loom." component on ("loom.L/proc.P/thread.T/stream.obs"), or
+ * NULL when it has none or holds a ".." component */
+static const char *os_layout_tail(const char *path)
+{
+	const char *tail = strstr(path, "/loom.");
+
+	if (!tail || strstr(path, "/../") || strstr(path, "/./") || strstr(path, "//"))
+		return NULL;
+	return tail + 1;
+}
+
+/* Where the side file says to write must be where ovni-rt writes: the live files below the
+ * directory being salvaged (the one holding .flightrec, which is OVNI_TMPDIR when set, else
+ * the trace), the final ones at the same loom/proc/thread place in a directory that exists
+ * (the trace's), with the same name. A damaged or forged side file cannot make salvage write
+ * anywhere else. */
+static int os_side_check(struct rec_salvage_ctx *ctx, struct os_side *sd, char *why,
+			 size_t why_size)
+{
+	char base[PATH_MAX], dir[PATH_MAX], *slash;
+	const char *live[2] = { sd->stream, sd->metadata };
+	const char *fin[2] = { sd->final_stream, sd->final_metadata };
+	size_t n;
+
+	if (!realpath(ctx->dir, base)) {
+		snprintf(why, why_size, "%s: %s", ctx->dir, strerror(errno));
+		return -1;
+	}
+	n = strlen(base);
+	for (int i = 0; i < 2; i++) {
+		const char *lt = os_layout_tail(live[i]), *ft = os_layout_tail(fin[i]);
+		if (!lt || strncmp(live[i], base, n) != 0 || live[i][n] != '/' || !ft ||
+		    strcmp(lt, ft) != 0) {
+			snprintf(why, why_size, "the side file names %s and %s: not where ovni-rt "
+						"writes below %s", live[i], fin[i], base);
+			return -1;
+		}
+		snprintf(dir, sizeof(dir), "%s", fin[i]);
+		slash = strrchr(dir, '/');
+		*slash = '\0';
+		if (access(dir, F_OK) < 0) {
+			snprintf(why, why_size, "%s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (sd->layout == 2 && sd->procdir[0]) {
+		/* metadata.json lives beside the final thread files */
+		snprintf(dir, sizeof(dir), "%s", sd->final_stream);
+		slash = strrchr(dir, '/');
+		*slash = '\0';
+		if (strcmp(dir, sd->procdir) != 0)
+			sd->procdir[0] = '\0';
+	}
+	return 0;
+}
+
 /* the side file of ring R; -1 when there is none or it does not parse */
 static int os_side_load(struct rec_salvage_ctx *ctx, const struct rec_salvage_ring *r,
 			struct os_side *sd, char *why, size_t why_size)
@@ -125,9 +184,16 @@ static int os_side_load(struct rec_salvage_ctx *ctx, const struct rec_salvage_ri
 		sd->loom_cpus = c && c->type == OJ_ARRAY ? oj_copy(c) : NULL;
 	}
 	oj_free(d);
-	if (bad)
+	if (bad) {
 		snprintf(why, why_size, ".flightrec/%s: not the side file ovni-rt writes", name);
-	return bad ? -1 : 0;
+		return -1;
+	}
+	if (os_side_check(ctx, sd, why, why_size) < 0) {
+		oj_free(sd->loom_cpus);
+		sd->loom_cpus = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /* Walk the stream: the end of its last whole event, the thread's state, the last clock and

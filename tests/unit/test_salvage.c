@@ -702,7 +702,8 @@ static void test_xray_log(void **state)
 	assert_int_equal(h.cycle_frequency, 1000000000);
 }
 
-/* --- ovni: a stream cut inside a jumbo event, the thread ended, metadata finished, moved --- */
+/* --- ovni: a forged side file refused; a stream cut inside a jumbo event, the thread ended,
+ * metadata finished, moved from the temporary directory ---------------------------------- */
 
 static size_t ovni_ev(uint8_t *p, uint8_t flags, const char *mcv, uint64_t clock)
 {
@@ -734,14 +735,16 @@ static void test_ovni_stream(void **state)
 	size_t n = 0, len;
 	(void)state;
 	/* OVNI_TMPDIR-like place for the live stream, the trace directory for the final one */
-	snprintf(tmpd, sizeof(tmpd), "%s/tmp/thread.%d", tmpdir, TID);
-	snprintf(fin, sizeof(fin), "%s/trace/thread.%d", tmpdir, TID);
-	snprintf(p, sizeof(p), "%s/tmp", tmpdir);
-	mkdir(p, 0755);
-	mkdir(tmpd, 0755);
-	snprintf(p, sizeof(p), "%s/trace", tmpdir);
-	mkdir(p, 0755);
-	mkdir(fin, 0755);
+	static const char *const dirs[] = { "tmp", "tmp/loom.x", "tmp/loom.x/proc.4242",
+					    "tmp/loom.x/proc.4242/thread.4243", "trace",
+					    "trace/loom.x", "trace/loom.x/proc.4242",
+					    "trace/loom.x/proc.4242/thread.4243" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(tmpd, sizeof(tmpd), "%s/tmp/loom.x/proc.%d/thread.%d", tmpdir, PID, TID);
+	snprintf(fin, sizeof(fin), "%s/trace/loom.x/proc.%d/thread.%d", tmpdir, PID, TID);
 	/* written so far: the header and OHx (chunk 1) */
 	memcpy(buf, "ovni", 4);
 	uint32_t ver = 1;
@@ -755,15 +758,22 @@ static void test_ovni_stream(void **state)
 	assert_int_equal(write(fd, buf, n), (ssize_t)n);
 	close(fd);
 	snprintf(p, sizeof(p), "%s/stream.json", tmpd);
-	write_file("tmp/thread.4243/stream.json",
+	write_file("tmp/loom.x/proc.4242/thread.4243/stream.json",
 		   "{\"version\": 3, \"ovni\": {\"tid\": 4243, \"require\": {\"ovni\": \"1.1.0\"}}}");
 	snprintf(side, sizeof(side),
 		 "{\"format\": \"ovni\", \"layout\": 3, \"stream\": \"%s/stream.obs\", "
 		 "\"metadata\": \"%s/stream.json\", \"final_stream\": \"%s/stream.obs\", "
 		 "\"final_metadata\": \"%s/stream.json\"}",
 		 tmpd, tmpd, fin, fin);
+	/* a forged side file first: a final place elsewhere is refused, nothing is written */
+	char forged[4096];
+	snprintf(forged, sizeof(forged),
+		 "{\"format\": \"ovni\", \"layout\": 3, \"stream\": \"%s/stream.obs\", "
+		 "\"metadata\": \"%s/stream.json\", \"final_stream\": \"%s/x/stream.obs\", "
+		 "\"final_metadata\": \"%s/x/stream.json\"}",
+		 tmpd, tmpd, tmpdir, tmpdir);
 	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
-	write_file(p, side);
+	write_file(p, forged);
 	ring_create(&r, PID, TID, "ovni");
 	r.h->done_seq = r.h->write_seq = 1;
 	r.h->done_len = n;
@@ -784,6 +794,13 @@ static void test_ovni_stream(void **state)
 	c->committed = m;
 	ring_close(&r);
 
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(rep.salvaged, 0);
+	assert_int_equal(file_size("tmp/loom.x/proc.4242/thread.4243/stream.obs"), (int64_t)n);
+	assert_true(rec_salvage_needed(tmpdir));
+	/* the real side file */
+	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
+	write_file(p, side);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	/* moved to its final place; the header, OHx, OU[, OU], then the OHe salvage adds */
