@@ -120,7 +120,6 @@ $(LIBREADERS): $(READER_OBJS)
 # libmcount: hook files are compiled so that they never use SSE/x87 registers; the wrappers
 # define libc names (longjmp, execve, ...) with their own prototypes
 CFLAGS_mcount_hooks := -mgeneral-regs-only
-CFLAGS_mcount_fast := -mgeneral-regs-only -fomit-frame-pointer
 CFLAGS_mcount_wrap := -fno-builtin
 $(LIBMCOUNT): $(MC_OBJS) $(LIBRECORD_RT)
 	$(call msg,LD,$@)

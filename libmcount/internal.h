@@ -65,10 +65,6 @@ static inline struct mc_thread *mc_thread_of(struct rec_thread *t)
 /* trampolines (mcount_trampoline.S) */
 void mcount_return(void);
 
-/* leaf fast paths (mcount_fast.c): 0 / 1 = "not handled, call the complete hook" */
-int mcount_entry_fast(uintptr_t *parent_loc, uintptr_t child_ip);
-uintptr_t mcount_exit_fast(uintptr_t *sp);
-
 /* complete hooks (mcount_hooks.c) */
 void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip);
 uintptr_t mcount_exit(uintptr_t *sp);

@@ -8,8 +8,16 @@
  * mcount_return     where a hijacked function returns to: it records the exit and jumps to
  *                   the real return address.
  *
- * Each entry point first calls the leaf fast path (mcount_fast.c), then the complete hook
- * (mcount_hooks.c) only when the fast path declines.
+ * Fast paths: the entry and the exit of almost every call are recorded right here, the same
+ * steps in the same order as the complete hooks of mcount_hooks.c (which run whenever a fast
+ * path declines: first event of a thread, busy guard or exception hold, depth limit, no TSC,
+ * full chunk, frames skipped by a jump): the thread's state through the initial-exec TLS
+ * pointer; the busy guard raised BEFORE the depth and write position are read (a signal
+ * handler that hooks in between must find them consistent); the shadow-stack push and the
+ * return-address hijack; rdtsc turned into CLOCK_MONOTONIC ns (rec_clock.h); the 16-byte
+ * uftrace record; the committed length (a plain store is a release on x86: the record's bytes
+ * are visible first); the guard down. Written in assembly so that only the five registers it
+ * uses are saved, not the nine a C leaf could clobber.
  *
  * The tfile format (tracepoints) uses other entry points, mcount_tp and fentry_tp: they
  * capture every register for a tracepoint hit (rec_tp_asm.h) and hijack nothing. It is chosen
@@ -23,7 +31,113 @@
  * The stack is re-aligned to 16 bytes whatever the caller's alignment was.
  */
 #include "librecord/rec_tp_asm.h"
+#include "libmcount/mcount_asm.h"
 	.text
+
+/* %r11 = the thread's state (or a sentinel) */
+.macro LOAD_SELF
+	movq rec_self@gottpoff(%rip), %r11
+	movq %fs:(%r11), %r11
+.endm
+
+/* %rax = rdtsc as CLOCK_MONOTONIC ns (rec_clock_tsc_to_ns); clobbers %rdx */
+.macro CLOCK_NS
+	rdtsc
+	shlq $32, %rdx
+	orq %rdx, %rax
+	subq rec_clock_g+MC_CLK_BASE_TSC(%rip), %rax
+	mulq rec_clock_g+MC_CLK_MULT(%rip)
+	shrdq $32, %rdx, %rax
+	addq rec_clock_g+MC_CLK_BASE_NS(%rip), %rax
+.endm
+
+/* pos = %rdi, one more event, committed = %rdi - chunk data, busy = 0 (rec_commit).
+ * Clobbers %rax, %rcx, %rdx. */
+.macro COMMIT
+	movq %rdi, MC_T_POS(%r11)
+	incq MC_T_EVENTS(%r11)
+	movq MC_T_CHUNK(%r11), %rax
+	leaq MC_C_DATA(%rax), %rdx
+	movq %rdi, %rcx
+	subq %rdx, %rcx
+	movq %rcx, MC_C_COMMITTED(%rax)
+	movb $0, MC_T_BUSY(%r11)
+.endm
+
+/*
+ * The entry fast path: %rdi = parent_loc (the child's return-address slot), %rsi = child_ip.
+ * Uses %rax %rcx %rdx %rsi %rdi %r11 (the caller saved the first five). Jumps to \slow with
+ * nothing changed when it declines.
+ */
+.macro ENTRY_FAST slow
+	LOAD_SELF
+	cmpq $2, %r11
+	jbe \slow
+	movzbl MC_T_BUSY(%r11), %eax		/* two byte loads: a 16-bit one would stall */
+	orb MC_T_HOLD(%r11), %al
+	jnz \slow
+	movb $1, MC_T_BUSY(%r11)		/* the guard first, then the state */
+	movl MC_X_DEPTH(%r11), %ecx
+	cmpl mc_fast_max_stack(%rip), %ecx	/* 0 without a TSC */
+	jae 8f
+	movq MC_T_END(%r11), %rax
+	subq MC_T_POS(%r11), %rax
+	cmpq $16, %rax
+	jb 8f
+	movl %ecx, %eax				/* the frame: {parent_loc, parent_ip, child_ip, 0} */
+	shlq $MC_FRAME_SHIFT, %rax
+	leaq MC_X_STACK(%r11,%rax), %rax
+	movq %rdi, MC_F_PARENT_LOC(%rax)
+	movq (%rdi), %rdx
+	movq %rdx, MC_F_PARENT_IP(%rax)
+	movq %rsi, MC_F_CHILD_IP(%rax)
+	movq $0, MC_F_KIND(%rax)
+	leaq mcount_return(%rip), %rdx		/* hijack the return */
+	movq %rdx, (%rdi)
+	leal 1(%rcx), %eax
+	movl %eax, MC_X_DEPTH(%r11)
+	shlq $16, %rsi				/* ENTRY | magic 5 << 3 | depth << 6 | ip << 16 */
+	shlq $6, %rcx
+	orq %rcx, %rsi
+	orq $0x28, %rsi
+	movq MC_T_POS(%r11), %rdi
+	movq %rsi, 8(%rdi)
+	CLOCK_NS
+	movq %rax, (%rdi)
+	addq $16, %rdi
+	COMMIT
+	jmp 9f
+8:
+	movb $0, MC_T_BUSY(%r11)
+	jmp \slow
+9:
+.endm
+
+.macro PUSH5
+	push %rax
+	.cfi_adjust_cfa_offset 8
+	push %rdx
+	.cfi_adjust_cfa_offset 8
+	push %rcx
+	.cfi_adjust_cfa_offset 8
+	push %rsi
+	.cfi_adjust_cfa_offset 8
+	push %rdi
+	.cfi_adjust_cfa_offset 8
+.endm
+
+.macro POP5
+	pop %rdi
+	.cfi_adjust_cfa_offset -8
+	pop %rsi
+	.cfi_adjust_cfa_offset -8
+	pop %rcx
+	.cfi_adjust_cfa_offset -8
+	pop %rdx
+	.cfi_adjust_cfa_offset -8
+	pop %rax
+	.cfi_adjust_cfa_offset -8
+.endm
 
 	.p2align 4
 	.globl mcount_tp_site
@@ -40,6 +154,15 @@ mcount:
 _mcount:
 	.cfi_startproc
 	xchg %ax, %ax			/* patch site: `jmp mcount_tp_site` in the tfile format */
+	PUSH5
+	leaq 8(%rbp), %rdi		/* parent_loc: the child's slot, above its saved rbp */
+	movq 40(%rsp), %rsi		/* child_ip: where mcount returns to */
+	ENTRY_FAST .Lm_slow
+	POP5
+	ret
+	.cfi_adjust_cfa_offset 40		/* \slow is reached with the five still pushed */
+.Lm_slow:
+	POP5
 	push %rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
@@ -58,14 +181,7 @@ _mcount:
 	mov 0(%rbp), %rdi		/* the child's frame pointer */
 	add $8, %rdi			/* parent_loc: its return-address slot */
 	mov 8(%rbp), %rsi		/* child_ip: where mcount returns to */
-	call mcount_entry_fast
-	test %eax, %eax
-	jz 1f
-	mov 0(%rbp), %rdi
-	add $8, %rdi
-	mov 8(%rbp), %rsi
 	call mcount_entry		/* everything the fast path does not handle */
-1:
 	mov 0(%rsp), %r10
 	mov 8(%rsp), %rax
 	mov 16(%rsp), %r9
@@ -93,6 +209,15 @@ fentry_tp_site:
 __fentry__:
 	.cfi_startproc
 	xchg %ax, %ax			/* patch site: `jmp fentry_tp_site` in the tfile format */
+	PUSH5
+	leaq 48(%rsp), %rdi		/* parent_loc: just above our return address */
+	movq 40(%rsp), %rsi		/* child_ip */
+	ENTRY_FAST .Lf_slow
+	POP5
+	ret
+	.cfi_adjust_cfa_offset 40		/* \slow is reached with the five still pushed */
+.Lf_slow:
+	POP5
 	push %rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
@@ -110,13 +235,7 @@ __fentry__:
 	mov %r10, 0(%rsp)
 	lea 16(%rbp), %rdi		/* parent_loc: saved rbp, our return, then the child's */
 	mov 8(%rbp), %rsi		/* child_ip */
-	call mcount_entry_fast
-	test %eax, %eax
-	jz 1f
-	lea 16(%rbp), %rdi
-	mov 8(%rbp), %rsi
 	call mcount_entry		/* everything the fast path does not handle */
-1:
 	mov 0(%rsp), %r10
 	mov 8(%rsp), %rax
 	mov 16(%rsp), %r9
@@ -143,16 +262,53 @@ mcount_return:
 	 */
 	push %rax
 	push %rdx
+	/* the fast path: only rax and rdx carry return values; the other scratch registers are
+	 * free. The slot just consumed is at 8(%rsp). */
+	LOAD_SELF
+	cmpq $2, %r11
+	jbe .Lr_slow
+	cmpb $0, MC_T_BUSY(%r11)
+	jne .Lr_slow
+	movb $1, MC_T_BUSY(%r11)		/* the guard first, then the state */
+	movl MC_X_DEPTH(%r11), %ecx
+	subl $1, %ecx
+	jb .Lr_decline				/* no frame at all */
+	movl %ecx, %eax
+	shlq $MC_FRAME_SHIFT, %rax
+	leaq MC_X_STACK(%r11,%rax), %r8		/* the top frame must be the one returning */
+	leaq 8(%rsp), %rax
+	cmpq %rax, MC_F_PARENT_LOC(%r8)
+	jne .Lr_decline				/* frames were skipped: the complete hook */
+	cmpl $0, mc_fast_max_stack(%rip)
+	je .Lr_decline
+	movq MC_T_POS(%r11), %rdi
+	movq MC_T_END(%r11), %rax
+	subq %rdi, %rax
+	cmpq $16, %rax
+	jb .Lr_decline
+	movq MC_F_PARENT_IP(%r8), %r9		/* read while the frame is still ours */
+	movl %ecx, MC_X_DEPTH(%r11)
+	movq MC_F_CHILD_IP(%r8), %rsi		/* EXIT | magic 5 << 3 | depth << 6 | ip << 16 */
+	shlq $16, %rsi
+	shlq $6, %rcx
+	orq %rcx, %rsi
+	orq $0x29, %rsi
+	movq %rsi, 8(%rdi)
+	CLOCK_NS
+	movq %rax, (%rdi)
+	addq $16, %rdi
+	COMMIT
+	pop %rdx
+	pop %rax
+	jmp *%r9
+.Lr_decline:
+	movb $0, MC_T_BUSY(%r11)
+.Lr_slow:
 	push %rbp
 	mov %rsp, %rbp
 	lea 24(%rsp), %rdi		/* sp at arrival */
 	and $-16, %rsp
-	call mcount_exit_fast
-	test %rax, %rax
-	jnz 1f
-	lea 24(%rbp), %rdi
 	call mcount_exit		/* everything the fast path does not handle */
-1:
 	mov %rax, %r11			/* real return address; r11 carries no return value */
 	mov %rbp, %rsp
 	pop %rbp
