@@ -134,15 +134,26 @@ static inline __attribute__((always_inline)) void cr_access(unsigned tag, uintpt
 		cr_access_slow(tag, addr, size);
 		return;
 	}
-	p = t->pos;
 	/* a byte load: a wider one would straddle the byte stores below and miss store forwarding
 	 */
-	if (unlikely(*(volatile uint8_t *)&t->busy || (size_t)(t->end - p) < CR_ACCESS_BYTES)) {
+	if (unlikely(*(volatile uint8_t *)&t->busy)) {
 		cr_access_slow(tag, addr, size);
 		return;
 	}
+	/* The guard goes up before the write position is read: a signal handler that records
+	 * between the test and this store leaves pos consistent again when it returns, one that
+	 * comes after it records nothing. (Read before the guard, pos went stale under a storm of
+	 * instrumented handlers: their records were overwritten, and when one had switched
+	 * chunks pos was left past `end` and ran off the ring: the program crashed.) */
 	t->busy = 1;
 	CR_BARRIER();
+	p = t->pos;
+	if (unlikely((size_t)(t->end - p) < CR_ACCESS_BYTES)) {
+		CR_BARRIER();
+		t->busy = 0;
+		cr_access_slow(tag, addr, size);
+		return;
+	}
 	cr_put_access(p, tag, addr, size, (uint64_t)(uint32_t)t->tid);
 	t->pos = p + CR_ACCESS_BYTES;
 	rec_commit(t);
