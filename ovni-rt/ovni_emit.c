@@ -375,14 +375,23 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return ovni_emit_slow(t, ev);
 	flags = ev->header.flags;
-	p = t->pos;
 	/* busy, a front-end hold (metadata to write, thread not READY), a jumbo or reserved
-	 * flag, or less than a whole struct ovni_ev left in the chunk: slow path */
-	if (unlikely(*(volatile uint16_t *)&t->busy | (flags & 0xf0) |
-		     ((size_t)(t->end - p) < OVNI_EV_MAX)))
+	 * flag: slow path */
+	if (unlikely(*(volatile uint16_t *)&t->busy | (flags & 0xf0)))
 		return ovni_emit_slow(t, ev);
+	/* the guard before the write position is read: an emit from a signal handler between
+	 * the test and this store leaves pos consistent again, one after it goes to the slow
+	 * path (read before the guard, pos went stale: the handler's event was overwritten, or
+	 * pos left in a chunk the handler had switched away from) */
 	t->busy = 1;
 	barrier();
+	p = t->pos;
+	/* less than a whole struct ovni_ev left in the chunk: slow path */
+	if (unlikely((size_t)(t->end - p) < OVNI_EV_MAX)) {
+		barrier();
+		t->busy = 0;
+		return ovni_emit_slow(t, ev);
+	}
 	clock = ovni_copy_event(p, ev, flags);
 	/* the two usual sizes by branches (predicted), not computed from the flags byte the
 	 * program stored an instant ago: the next event's position need not wait for it */
