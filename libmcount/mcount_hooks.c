@@ -155,17 +155,14 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	return ret;
 }
 
-/* patchable entries: the tfile format turns them into jumps (mcount_tp.c); 16 nops before
- * the entry (the jump's 5 bytes are the last of them) keep the entry itself aligned */
-__attribute__((visibility("default"), patchable_function_entry(18, 16))) void
-__cyg_profile_func_enter(void *fn, void *call_site)
+/* -finstrument-functions entry, every case; sp is the instrumented function's stack pointer */
+__attribute__((noinline)) static void mc_cyg_enter_complete(void *fn, uintptr_t sp)
 {
 	struct rec_thread *t = rec_thread_get();
 	struct mc_thread *mt;
 	struct mc_frame *f;
 	uint32_t d;
 
-	(void)call_site;
 	if (unlikely(!t))
 		return;
 	mt = mc_thread_of(t);
@@ -183,8 +180,7 @@ __cyg_profile_func_enter(void *fn, void *call_site)
 		goto out;
 	}
 	f = &mt->rstack[d];
-	/* the caller's stack pointer: our frame pointer + saved rbp + return address */
-	f->parent_loc = (uintptr_t *)((uintptr_t)__builtin_frame_address(0) + 16);
+	f->parent_loc = (uintptr_t *)sp;
 	f->parent_ip = 0;
 	f->child_ip = (uintptr_t)fn;
 	f->kind = MC_FRAME_CYG;
@@ -196,14 +192,13 @@ out:
 	t->busy = 0;
 }
 
-__attribute__((visibility("default"), patchable_function_entry(2))) void
-__cyg_profile_func_exit(void *fn, void *call_site)
+/* -finstrument-functions exit, every case */
+__attribute__((noinline)) static void mc_cyg_exit_complete(void *fn)
 {
 	struct rec_thread *t = rec_self;
 	struct mc_thread *mt;
 	uint32_t i;
 
-	(void)call_site;
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		return; /* its entry was counted lost (or never seen) */
 	mt = mc_thread_of(t);
@@ -229,6 +224,89 @@ __cyg_profile_func_exit(void *fn, void *call_site)
 out:
 	barrier();
 	t->busy = 0;
+}
+
+/*
+ * The -finstrument-functions hooks are ordinary calls, so their fast paths are in C: no call
+ * on the common path (the complete versions above are reached by a tail call), the busy guard
+ * raised before the depth and write position are read, as in the trampolines.
+ *
+ * Patchable entries: the tfile format turns them into jumps (mcount_tp.c); 16 nops before
+ * the entry (the jump's 5 bytes are the last of them) keep the entry itself aligned.
+ */
+__attribute__((visibility("default"), patchable_function_entry(18, 16))) void
+__cyg_profile_func_enter(void *fn, void *call_site)
+{
+	/* the instrumented function's stack pointer: our frame pointer + saved rbp + return */
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 16;
+	struct rec_thread *t = rec_self;
+
+	(void)call_site;
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX && !t->busy && !t->fe_hold)) {
+		struct mc_thread *mt = mc_thread_of(t);
+		struct uftrace_record *r;
+		struct mc_frame *f;
+		uint32_t d;
+
+		t->busy = 1;
+		barrier();
+		d = mt->depth;
+		r = (struct uftrace_record *)t->pos;
+		if (likely(d < mc_fast_max_stack && (size_t)(t->end - (uint8_t *)r) >= sizeof(*r))) {
+			f = &mt->rstack[d];
+			f->parent_loc = (uintptr_t *)sp;
+			f->parent_ip = 0;
+			f->child_ip = (uintptr_t)fn;
+			f->kind = MC_FRAME_CYG;
+			f->restored = 0;
+			mt->depth = d + 1;
+			r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
+			/* d < 1024 here: no mask */
+			r->word = UFTRACE_ENTRY | (UFTRACE_RECORD_MAGIC << 3) | ((uint64_t)d << 6) |
+				  ((uintptr_t)fn << 16);
+			t->pos = (uint8_t *)(r + 1);
+			rec_commit(t);
+			barrier();
+			t->busy = 0;
+			return;
+		}
+		barrier();
+		t->busy = 0;
+	}
+	mc_cyg_enter_complete(fn, sp);
+}
+
+__attribute__((visibility("default"), patchable_function_entry(2))) void
+__cyg_profile_func_exit(void *fn, void *call_site)
+{
+	struct rec_thread *t = rec_self;
+
+	(void)call_site;
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX && !t->busy)) {
+		struct mc_thread *mt = mc_thread_of(t);
+		struct uftrace_record *r;
+		uint32_t d;
+
+		t->busy = 1;
+		barrier();
+		d = mt->depth;
+		r = (struct uftrace_record *)t->pos;
+		if (likely(d && !mt->overflow && mt->rstack[d - 1].child_ip == (uintptr_t)fn &&
+			   mc_fast_max_stack && (size_t)(t->end - (uint8_t *)r) >= sizeof(*r))) {
+			mt->depth = d - 1;
+			r->time = rec_clock_tsc_to_ns(rec_clock_tsc());
+			r->word = UFTRACE_EXIT | (UFTRACE_RECORD_MAGIC << 3) |
+				  ((uint64_t)(d - 1) << 6) | ((uintptr_t)fn << 16);
+			t->pos = (uint8_t *)(r + 1);
+			rec_commit(t);
+			barrier();
+			t->busy = 0;
+			return;
+		}
+		barrier();
+		t->busy = 0;
+	}
+	mc_cyg_exit_complete(fn);
 }
 
 void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
