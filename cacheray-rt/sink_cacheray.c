@@ -101,7 +101,6 @@ static int cacheray_open_session(struct rec_session *s)
 	struct stat st;
 	int dfd, fd;
 
-	(void)s;
 	if (!slash) {
 		rec_warn("cacheray-rt: %s is not an absolute path", cr_trace_path);
 		return -1;
@@ -131,6 +130,8 @@ static int cacheray_open_session(struct rec_session *s)
 	flock(fd, LOCK_SH);
 	cr_close_inherited(fd);
 	cr_fd = fd;
+	/* in every ring's header: salvage appends the chunks of a killed process there */
+	rec_snprintf(s->out_path, sizeof(s->out_path), "%s", cr_trace_path);
 	rec_debug("cacheray-rt: writing %s", cr_trace_path);
 	return 0;
 }

@@ -70,6 +70,9 @@ struct rec_ring_hdr {
 	 * was taken (then its lost_before has them) */
 	uint64_t lost_pending;
 	uint64_t lost_for_seq;
+	/* the sink's one output file, when all threads write into one (rec_session.out_path;
+	 * empty otherwise): where salvage appends this ring's chunks */
+	char out_path[2048];
 };
 _Static_assert(sizeof(struct rec_ring_hdr) <= REC_RING_HDR_SIZE, "ring header fits its page");
 

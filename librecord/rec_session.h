@@ -95,6 +95,8 @@ struct rec_session {
 	uint32_t finishing;                /* atomic: finish runs once */
 	/* sink's session-wide state */
 	void *sink_priv;
+	char out_path[2048];               /* a sink writing one file for all threads names it
+					    * here (open_session): ring headers keep it, for salvage */
 	char sid[17];                      /* uftrace session id (16 hex digits) */
 };
 

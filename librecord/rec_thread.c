@@ -135,6 +135,7 @@ static int rec_ring_create(struct rec_thread *t)
 	rec_snprintf(h->format, sizeof(h->format), "%s", rec_ring_format());
 	h->clock = rec_clock_g;
 	h->session_ns = rec_sess.start_ns;
+	rec_snprintf(h->out_path, sizeof(h->out_path), "%s", rec_sess.out_path);
 	for (uint32_t i = 0; i < cfg->chunk_count; i++) {
 		struct rec_chunk *c = (struct rec_chunk *)((uint8_t *)m + REC_RING_HDR_SIZE +
 							   i * cfg->chunk_size);
