@@ -15,6 +15,7 @@
 #include "librecord/rec_salvage.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@ static const struct rec_salvage_format *const rsv_formats[] = {
 	&rec_salvage_uftrace,
 	&rec_salvage_xray,
 	&rec_salvage_ovni,
+	&rec_salvage_cacheray,
 };
 
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
@@ -164,6 +166,9 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 	if (memchr(h.format, '\0', sizeof(h.format)) == NULL || h.format[0] == '\0')
 		RSV_WHY("offset 0x28: format name is empty or not terminated");
 	memcpy(r->format, h.format, sizeof(r->format));
+	if (memchr(h.out_path, '\0', sizeof(h.out_path)) == NULL)
+		RSV_WHY("offset 0x%zx: output path not terminated",
+			offsetof(struct rec_ring_hdr, out_path));
 	r->session_ns = h.session_ns;
 	done = h.done_seq;
 	done_len = h.done_len;

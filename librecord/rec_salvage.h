@@ -149,5 +149,6 @@ void rec_salvage_ring_free(struct rec_salvage_ring *r);
 extern const struct rec_salvage_format rec_salvage_uftrace;
 extern const struct rec_salvage_format rec_salvage_xray;
 extern const struct rec_salvage_format rec_salvage_ovni;
+extern const struct rec_salvage_format rec_salvage_cacheray;
 
 #endif

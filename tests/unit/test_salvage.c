@@ -824,6 +824,89 @@ static void test_ovni_stream(void **state)
 	assert_false(rec_salvage_needed(tmpdir));
 }
 
+/* --- Cacheray: one trace for all threads; a write cut short is not written twice ------------ */
+
+/* n WRITE records of thread tid, addresses from a0 */
+static size_t cr_records(uint8_t *p, unsigned n, uint64_t a0, uint64_t tid)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t a = a0 + 8 * i;
+		p[18 * i] = 1;
+		memcpy(p + 18 * i + 1, &a, 8);
+		p[18 * i + 9] = 8;
+		memcpy(p + 18 * i + 10, &tid, 8);
+	}
+	return 18 * n;
+}
+
+static void test_cacheray_trace(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct ring r;
+	uint8_t want[4096], c1[1024], c2[1024], c3[1024];
+	char trace[512];
+	(void)state;
+	size_t n1 = cr_records(c1, 10, 0x1000, TID);
+	size_t n2 = cr_records(c2, 10, 0x2000, TID);
+	size_t n3 = cr_records(c3, 3, 0x3000, TID);
+	snprintf(trace, sizeof(trace), "%s/cacheray.trace", tmpdir);
+	/* chunk 1 written, chunk 2 cut short after 5 records and a half */
+	int fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(write(fd, c1, n1), (ssize_t)n1);
+	assert_int_equal(write(fd, c2, 5 * 18 + 9), 5 * 18 + 9);
+	close(fd);
+	ring_create(&r, PID, TID, "cacheray");
+	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
+	struct rec_chunk *c;
+	c = chunk_at(&r, 0);
+	c->state = REC_CHUNK_FREE;
+	c->seq = 1;
+	c = chunk_at(&r, 1);
+	memcpy(c + 1, c2, n2);
+	c->state = REC_CHUNK_FULL;
+	c->seq = 2;
+	c->committed = n2;
+	c = chunk_at(&r, 2);
+	memcpy(c + 1, c3, n3);
+	c->state = REC_CHUNK_FILLING;
+	c->seq = 3;
+	c->committed = n3;
+	r.h->done_seq = 1;
+	r.h->done_len = n1;
+	r.h->write_seq = 2;
+	r.h->write_pos = -1; /* one file for all: no position of its own */
+	ring_close(&r);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 1);
+	assert_int_equal(rep.events, 5 + 3); /* what was still missing */
+	memcpy(want, c1, n1);
+	memcpy(want + n1, c2, n2);
+	memcpy(want + n1 + n2, c3, n3);
+	size_t len;
+	char *got = slurp(trace, &len);
+	assert_int_equal(len, n1 + n2 + n3);
+	assert_memory_equal(got, want, len);
+
+	/* a trace a live process still appends to (it holds LOCK_SH) is left for later */
+	ring_create(&r, PID, TID, "cacheray");
+	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
+	c = chunk_at(&r, 0);
+	memcpy(c + 1, c3, n3);
+	c->state = REC_CHUNK_FILLING;
+	c->seq = 1;
+	c->committed = n3;
+	ring_close(&r);
+	int live = open(trace, O_RDONLY);
+	assert_int_equal(flock(live, LOCK_SH), 0);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(file_size("cacheray.trace"), (int64_t)(n1 + n2 + n3));
+	close(live);
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("cacheray.trace"), (int64_t)(n1 + n2 + 2 * n3));
+}
+
 /* killed while creating the ring: an empty file, or a header of zeros; nothing recorded */
 static void test_unborn_ring(void **state)
 {
@@ -895,6 +978,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cacheray_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
