@@ -13,6 +13,8 @@
  *   3. each ring's unwritten chunks are appended whole, ring after ring (records of different
  *      threads interleave only at chunk boundaries, as when the flusher writes them).
  * The format has no loss record: losses are in salvage's report.
+ * The trace file is trusted only if it is a regular file (no link followed) owned by the
+ * owner of the rings and made of Cacheray records: anything else is left alone.
  */
 #include "librecord/rec_salvage.h"
 #include "librecord/rec_util.h"
@@ -144,6 +146,17 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 		if (fd >= 0)
 			close(fd);
 		return -1;
+	}
+	{
+		/* the trace belongs to whoever wrote the rings: a forged ring cannot make salvage
+		 * (often run as root) append to someone else's file */
+		struct stat rs;
+		if (fstat(rings[0]->fd, &rs) < 0 || (S_ISREG(st.st_mode) && rs.st_uid != st.st_uid)) {
+			rec_salvage_log(ctx, "%s: not owned by the owner of %s: left alone", path,
+					rings[0]->name);
+			close(fd);
+			return -1;
+		}
 	}
 	if (!S_ISREG(st.st_mode)) { /* /dev/null, a pipe: nothing can be added there */
 		close(fd);
