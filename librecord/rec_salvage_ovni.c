@@ -352,6 +352,16 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 			close(fd);
 		return -1;
 	}
+	{
+		/* the stream belongs to whoever wrote the ring */
+		struct stat rs;
+		if (fstat(r->fd, &rs) < 0 || rs.st_uid != st.st_uid) {
+			rec_salvage_log(ctx, "%s: not owned by the owner of %s: left alone",
+					sd.stream, r->name);
+			close(fd);
+			return -1;
+		}
+	}
 	if (r->cut && r->cut_pos >= 0 && r->cut_pos <= st.st_size &&
 	    ftruncate(fd, r->cut_pos) < 0) {
 		rec_salvage_log(ctx, "%s: cannot cut it back: %s", sd.stream, strerror(errno));
