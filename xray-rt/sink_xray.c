@@ -238,6 +238,13 @@ static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 
 	(void)s;
 	(void)lost_after;
+	if (!xr_xcoding && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+		/* exits still owed when the thread ended (its ring stayed full): lost after all
+		 * (not counted when they failed, since a later hook usually writes them) */
+		const struct xr_thread *xt = xr_thread_of(t);
+		for (uint32_t i = 0; i < xt->depth; i++)
+			t->lost[REC_LOST_FULL] += xt->stack[i].owed;
+	}
 	if (x && t->sink_fd >= 0 && x->events) {
 		/* the frames still open end with the stream, as xray-rt's own do at finish */
 		struct xr_xcode_arg a = { x, 1 };
