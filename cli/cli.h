@@ -12,6 +12,7 @@
 #define FLIGHTREC_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum { CLI_OK = 0, CLI_BAD_TRACE = 1, CLI_USAGE = 2 };
@@ -26,5 +27,24 @@ int cmd_salvage(int argc, char **argv);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* print USAGE to stderr (bad usage) and return CLI_USAGE */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The trace files of a format whose PATH is one file or a directory of them. MATCH looks at a
+ * directory entry's name (NULL: any name), SNIFF at the file (readers' *_sniff_file); names
+ * starting with '.' are never traces.
+ */
+/* NAME ends in SUFFIX and has something before it */
+bool cli_has_suffix(const char *name, const char *suffix);
+/* the trace files PATH stands for: PATH itself if it is not a directory, else the entries that
+ * MATCH and SNIFF accept, in name order; malloc'ed (free with cli_free_paths), *N of them.
+ * NULL after printing "PATH: no WHAT in this directory" or why PATH cannot be read */
+char **cli_trace_paths(const char *path, bool (*match)(const char *name),
+		       bool (*sniff)(const char *file), const char *what, size_t *n);
+/* free what cli_trace_paths returned */
+void cli_free_paths(char **v, size_t n);
+/* a sniff: PATH is a file SNIFF accepts, or a directory holding one whose name MATCH accepts;
+ * quiet */
+bool cli_sniff_traces(const char *path, bool (*match)(const char *name),
+		      bool (*sniff)(const char *file));
 
 #endif /* FLIGHTREC_CLI_H */

@@ -1,13 +1,19 @@
 /*
- * cli_util: diagnostics of the flightrec tool (see cli.h for the contract).
+ * cli_util: diagnostics of the flightrec tool (see cli.h for the contract), and the list of
+ * trace files a format's PATH stands for.
  *
  * Invariant: errno is read before anything else can change it.
  */
 #include "cli/cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "readers/rd_common.h"
 
 static void vmsg(const char *fmt, va_list ap, int saved_errno)
 {
@@ -40,4 +46,91 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 	va_end(ap);
 	fputs(usage, stderr);
 	return CLI_USAGE;
+}
+
+bool cli_has_suffix(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
+/* a directory entry that may be a trace: not hidden, and MATCH (if any) accepts its name */
+static bool trace_name(const char *name, bool (*match)(const char *name))
+{
+	return name[0] != '.' && (!match || match(name));
+}
+
+char **cli_trace_paths(const char *path, bool (*match)(const char *name),
+		       bool (*sniff)(const char *file), const char *what, size_t *n)
+{
+	struct dirent **names = NULL;
+	struct stat st;
+	char **v = NULL;
+	int k;
+
+	*n = 0;
+	if (stat(path, &st) < 0) {
+		cli_err("%s:", path);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		v = malloc(sizeof(*v));
+		if (v && (v[0] = strdup(path))) {
+			*n = 1;
+			return v;
+		}
+		free(v);
+		return NULL;
+	}
+	k = scandir(path, &names, NULL, alphasort);
+	for (int i = 0; i < k; i++) {
+		char *p = rd_path_join(path, names[i]->d_name);
+		if (p && trace_name(names[i]->d_name, match) && sniff(p)) {
+			char **nv = realloc(v, (*n + 1) * sizeof(*v));
+			if (nv) {
+				v = nv;
+				v[(*n)++] = p;
+				p = NULL;
+			}
+		}
+		free(p);
+		free(names[i]);
+	}
+	free(names);
+	if (*n == 0)
+		cli_err("%s: no %s in this directory", path, what); /* and v is NULL */
+	return v;
+}
+
+void cli_free_paths(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+bool cli_sniff_traces(const char *path, bool (*match)(const char *name),
+		      bool (*sniff)(const char *file))
+{
+	struct stat st;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (stat(path, &st) < 0)
+		return false;
+	if (!S_ISDIR(st.st_mode))
+		return sniff(path);
+	d = opendir(path);
+	while (d && !found && (de = readdir(d))) {
+		char *p;
+		if (!trace_name(de->d_name, match) || !(p = rd_path_join(path, de->d_name)))
+			continue;
+		found = sniff(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }

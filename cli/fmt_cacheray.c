@@ -20,7 +20,6 @@
  *           (.flightrec/stats.<pid>.* next to the trace: events and losses of every process).
  *           --calls: "<count> <record type>" lines, sorted by type.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -35,80 +34,19 @@
 
 static bool has_trace_suffix(const char *name)
 {
-	size_t n = strlen(name);
-	return n > 6 && !strcmp(name + n - 6, ".trace");
+	return cli_has_suffix(name, ".trace");
 }
 
 /* the traces PATH stands for, malloc'ed; NULL after printing why none */
 static char **cr_paths(const char *path, size_t *n)
 {
-	struct stat st;
-	char **v = NULL;
-	struct dirent **names = NULL;
-	int k;
-
-	*n = 0;
-	if (stat(path, &st) < 0) {
-		cli_err("%s:", path);
-		return NULL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		v = malloc(sizeof(*v));
-		if (v && (v[0] = strdup(path)))
-			*n = 1;
-		return v;
-	}
-	k = scandir(path, &names, NULL, alphasort);
-	for (int i = 0; i < k; i++) {
-		char *p = rd_path_join(path, names[i]->d_name);
-		if (p && names[i]->d_name[0] != '.' && has_trace_suffix(names[i]->d_name) &&
-		    crt_sniff_file(p)) {
-			char **nv = realloc(v, (*n + 1) * sizeof(*v));
-			if (nv) {
-				v = nv;
-				v[(*n)++] = p;
-				p = NULL;
-			}
-		}
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	if (*n == 0)
-		cli_err("%s: no Cacheray trace (*.trace) in this directory", path);
-	return v;
-}
-
-static void free_paths(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return cli_trace_paths(path, has_trace_suffix, crt_sniff_file, "Cacheray trace (*.trace)",
+			       n);
 }
 
 static bool cr_sniff(const char *path)
 {
-	struct stat st;
-	bool found = false;
-	DIR *d;
-	struct dirent *de;
-
-	if (stat(path, &st) < 0)
-		return false;
-	if (!S_ISDIR(st.st_mode))
-		return crt_sniff_file(path);
-	d = opendir(path);
-	while (d && !found && (de = readdir(d))) {
-		char *p;
-		if (de->d_name[0] == '.' || !has_trace_suffix(de->d_name) ||
-		    !(p = rd_path_join(path, de->d_name)))
-			continue;
-		found = crt_sniff_file(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return cli_sniff_traces(path, has_trace_suffix, crt_sniff_file);
 }
 
 /* --- per-thread counts -------------------------------------------------------------------- */
@@ -191,10 +129,8 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 	char **v = cr_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct cr_stats s = {0};
 		struct crt_counts c;
@@ -228,7 +164,7 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 		}
 		free(s.t);
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -281,10 +217,8 @@ static int cr_dump(const char *path, const struct cli_dump_opts *o)
 	char **v = cr_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct rd_error err;
 		struct stat st;
@@ -304,7 +238,7 @@ static int cr_dump(const char *path, const struct cli_dump_opts *o)
 			ret = CLI_BAD_TRACE;
 		}
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -446,16 +380,14 @@ static int cr_stats(const char *path, const struct cli_stats_opts *o)
 	char **v = cr_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		if (i)
 			putchar('\n');
 		ret = cr_stats_one(v[i], o);
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 

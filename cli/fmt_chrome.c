@@ -11,12 +11,10 @@
  *   stats   events per thread, B and X events per name; --calls: "<count> <name>" lines
  *           (B and X events), sorted by name.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -25,80 +23,25 @@
 
 static bool has_json_suffix(const char *name)
 {
-	size_t n = strlen(name);
-	return n > 5 && !strcmp(name + n - 5, ".json");
+	return cli_has_suffix(name, ".json");
 }
 
+/* a Chrome trace file named *.json (a PATH that is not a directory must be named so too) */
+static bool chrome_sniff_file(const char *path)
+{
+	return has_json_suffix(path) && ctr_sniff_file(path);
+}
+
+/* the JSON traces PATH stands for, malloc'ed; NULL after printing why none */
 static char **chrome_paths(const char *path, size_t *n)
 {
-	struct dirent **names = NULL;
-	struct stat st;
-	char **v = NULL;
-	int k;
-
-	*n = 0;
-	if (stat(path, &st) < 0) {
-		cli_err("%s:", path);
-		return NULL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		v = malloc(sizeof(*v));
-		if (v && (v[0] = strdup(path)))
-			*n = 1;
-		return v;
-	}
-	k = scandir(path, &names, NULL, alphasort);
-	for (int i = 0; i < k; i++) {
-		char *p = rd_path_join(path, names[i]->d_name);
-		if (p && names[i]->d_name[0] != '.' && has_json_suffix(names[i]->d_name) &&
-		    ctr_sniff_file(p)) {
-			char **nv = realloc(v, (*n + 1) * sizeof(*v));
-			if (nv) {
-				v = nv;
-				v[(*n)++] = p;
-				p = NULL;
-			}
-		}
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	if (*n == 0)
-		cli_err("%s: no Chrome trace JSON file in this directory", path);
-	return v;
+	return cli_trace_paths(path, has_json_suffix, ctr_sniff_file, "Chrome trace JSON file", n);
 }
 
-static void free_paths(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
+/* a JSON trace, or a directory of them (and nothing a more specific format claims) */
 static bool chrome_sniff(const char *path)
 {
-	struct stat st;
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (stat(path, &st) < 0)
-		return false;
-	if (!S_ISDIR(st.st_mode))
-		return has_json_suffix(path) && ctr_sniff_file(path);
-	/* a directory of JSON traces, and nothing a more specific format claims */
-	if (!(d = opendir(path)))
-		return false;
-	while (!found && (de = readdir(d))) {
-		char *p;
-		if (de->d_name[0] == '.' || !has_json_suffix(de->d_name) ||
-		    !(p = rd_path_join(path, de->d_name)))
-			continue;
-		found = ctr_sniff_file(p);
-		free(p);
-	}
-	closedir(d);
-	return found;
+	return cli_sniff_traces(path, has_json_suffix, chrome_sniff_file);
 }
 
 static int chrome_verify(const char *path, const struct cli_verify_opts *o)
@@ -107,10 +50,8 @@ static int chrome_verify(const char *path, const struct cli_verify_opts *o)
 	char **v = chrome_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct ctr_counts c;
 		struct rd_error err;
@@ -128,7 +69,7 @@ static int chrome_verify(const char *path, const struct cli_verify_opts *o)
 			       c.metadata, c.other, c.threads, c.open);
 		}
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -146,10 +87,8 @@ static int chrome_dump(const char *path, const struct cli_dump_opts *o)
 	char **v = chrome_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct ctr_counts c;
 		struct rd_error err;
@@ -162,7 +101,7 @@ static int chrome_dump(const char *path, const struct cli_dump_opts *o)
 			ret = CLI_BAD_TRACE;
 		}
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -191,10 +130,8 @@ static int chrome_stats(const char *path, const struct cli_stats_opts *o)
 	struct st_ctx c;
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	nc_init(&c.calls);
 	nc_init(&c.threads);
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
@@ -229,7 +166,7 @@ static int chrome_stats(const char *path, const struct cli_stats_opts *o)
 	}
 	nc_free(&c.calls);
 	nc_free(&c.threads);
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 

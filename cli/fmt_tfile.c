@@ -17,12 +17,10 @@
  *           sorted by name (the name from flightrec's hits_<name> variables or notes, else the
  *           tracepoint's location).
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -31,80 +29,18 @@
 
 static bool has_tf_suffix(const char *name)
 {
-	size_t n = strlen(name);
-	return n > 3 && !strcmp(name + n - 3, ".tf");
+	return cli_has_suffix(name, ".tf");
 }
 
 /* the trace files PATH stands for, malloc'ed; NULL after printing why none */
 static char **tfile_paths(const char *path, size_t *n)
 {
-	struct dirent **names = NULL;
-	struct stat st;
-	char **v = NULL;
-	int k;
-
-	*n = 0;
-	if (stat(path, &st) < 0) {
-		cli_err("%s:", path);
-		return NULL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		v = malloc(sizeof(*v));
-		if (v && (v[0] = strdup(path)))
-			*n = 1;
-		return v;
-	}
-	k = scandir(path, &names, NULL, alphasort);
-	for (int i = 0; i < k; i++) {
-		char *p = rd_path_join(path, names[i]->d_name);
-		if (p && names[i]->d_name[0] != '.' && has_tf_suffix(names[i]->d_name) &&
-		    tfr_sniff_file(p)) {
-			char **nv = realloc(v, (*n + 1) * sizeof(*v));
-			if (nv) {
-				v = nv;
-				v[(*n)++] = p;
-				p = NULL;
-			}
-		}
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	if (*n == 0)
-		cli_err("%s: no GDB trace file (*.tf) in this directory", path);
-	return v;
-}
-
-static void free_paths(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return cli_trace_paths(path, has_tf_suffix, tfr_sniff_file, "GDB trace file (*.tf)", n);
 }
 
 static bool tfile_sniff(const char *path)
 {
-	struct stat st;
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (stat(path, &st) < 0)
-		return false;
-	if (!S_ISDIR(st.st_mode))
-		return tfr_sniff_file(path);
-	d = opendir(path);
-	while (d && !found && (de = readdir(d))) {
-		char *p;
-		if (de->d_name[0] == '.' || !has_tf_suffix(de->d_name) ||
-		    !(p = rd_path_join(path, de->d_name)))
-			continue;
-		found = tfr_sniff_file(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return cli_sniff_traces(path, has_tf_suffix, tfr_sniff_file);
 }
 
 /* --- verify ---------------------------------------------------------------------------- */
@@ -134,10 +70,8 @@ static int tfile_verify(const char *path, const struct cli_verify_opts *o)
 	char **v = tfile_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct count_ctx c = {0};
 		struct rd_error err;
@@ -156,7 +90,7 @@ static int tfile_verify(const char *path, const struct cli_verify_opts *o)
 		}
 		tfr_close(&f);
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -304,10 +238,8 @@ static int tfile_dump(const char *path, const struct cli_dump_opts *o)
 	char **v = tfile_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct rd_error err;
 		struct tfr_file f;
@@ -335,7 +267,7 @@ static int tfile_dump(const char *path, const struct cli_dump_opts *o)
 		}
 		tfr_close(&f);
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -422,10 +354,8 @@ static int tfile_stats(const char *path, const struct cli_stats_opts *o)
 	struct nc_table calls;
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	nc_init(&calls);
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct rd_error err;
@@ -490,7 +420,7 @@ static int tfile_stats(const char *path, const struct cli_stats_opts *o)
 		free(e);
 	}
 	nc_free(&calls);
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 

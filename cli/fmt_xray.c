@@ -12,12 +12,10 @@
  *   stats   per thread: records by type and the time span; per function id: calls (entries).
  *           --calls: "<count> <function id>" lines, sorted by id.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -26,72 +24,18 @@
 /* the logs PATH stands for, malloc'ed; NULL after printing why none */
 static char **xray_paths(const char *path, size_t *n)
 {
-	struct stat st;
-	char **v = NULL;
-	struct dirent **names = NULL;
-	int k;
-
-	*n = 0;
-	if (stat(path, &st) < 0) {
-		cli_err("%s:", path);
-		return NULL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		v = malloc(sizeof(*v));
-		if (v && (v[0] = strdup(path)))
-			*n = 1;
-		return v;
-	}
-	k = scandir(path, &names, NULL, alphasort);
-	for (int i = 0; i < k; i++) {
-		char *p = rd_path_join(path, names[i]->d_name);
-		if (p && names[i]->d_name[0] != '.' && xfr_sniff_file(p)) {
-			char **nv = realloc(v, (*n + 1) * sizeof(*v));
-			if (nv) {
-				v = nv;
-				v[(*n)++] = p;
-				p = NULL;
-			}
-		}
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	if (*n == 0)
-		cli_err("%s: no XRay FDR log in this directory", path);
-	return v;
+	return cli_trace_paths(path, NULL, xfr_sniff_file, "XRay FDR log", n);
 }
 
-static void free_paths(char **v, size_t n)
+/* what `flightrec record` names a log: the sniff of a directory looks at no other file */
+static bool is_xray_log_name(const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return strncmp(name, "xray-log.", 9) == 0;
 }
 
 static bool xray_sniff(const char *path)
 {
-	struct stat st;
-	bool found = false;
-	DIR *d;
-	struct dirent *de;
-
-	if (stat(path, &st) < 0)
-		return false;
-	if (!S_ISDIR(st.st_mode))
-		return xfr_sniff_file(path);
-	d = opendir(path);
-	while (d && !found && (de = readdir(d))) {
-		char *p;
-		if (strncmp(de->d_name, "xray-log.", 9) != 0 ||
-		    !(p = rd_path_join(path, de->d_name)))
-			continue;
-		found = xfr_sniff_file(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return cli_sniff_traces(path, is_xray_log_name, xfr_sniff_file);
 }
 
 static int xray_verify(const char *path, const struct cli_verify_opts *o)
@@ -100,10 +44,8 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 	char **v = xray_paths(path, &n);
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct xfr_header h;
 		struct xfr_counts c;
@@ -122,7 +64,7 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 			       c.tail_exits, c.args, c.custom);
 		}
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -212,10 +154,8 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 	int ret = CLI_OK;
 	struct dump_ctx d = {o};
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct xfr_header h;
 		struct rd_error err;
@@ -243,7 +183,7 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 			ret = CLI_BAD_TRACE;
 		}
 	}
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
@@ -368,10 +308,8 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 	uint64_t hz = 0;
 	int ret = CLI_OK;
 
-	if (!v || n == 0) {
-		free(v);
+	if (!v)
 		return CLI_BAD_TRACE;
-	}
 	for (size_t i = 0; i < n && ret == CLI_OK; i++) {
 		struct xfr_header h;
 		struct rd_error err;
@@ -420,7 +358,7 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 	}
 	free(s.t);
 	free(s.calls);
-	free_paths(v, n);
+	cli_free_paths(v, n);
 	return ret;
 }
 
