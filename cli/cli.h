@@ -28,6 +28,10 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* print USAGE to stderr (bad usage) and return CLI_USAGE */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* N bytes at P on stdout between QUOTEs: QUOTE and '\\' escaped with '\\', printable ASCII
+ * as is, any other byte as \xNN */
+void cli_print_quoted(const void *p, size_t n, char quote);
+
 /*
  * The trace files of a format whose PATH is one file or a directory of them. MATCH looks at a
  * directory entry's name (NULL: any name), SNIFF at the file (readers' *_sniff_file); names

@@ -48,6 +48,22 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
+void cli_print_quoted(const void *p, size_t n, char quote)
+{
+	const unsigned char *b = p;
+
+	putchar(quote);
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] == (unsigned char)quote || b[i] == '\\')
+			printf("\\%c", b[i]);
+		else if (b[i] >= 0x20 && b[i] < 0x7f)
+			putchar(b[i]);
+		else
+			printf("\\x%02x", b[i]);
+	}
+	putchar(quote);
+}
+
 bool cli_has_suffix(const char *name, const char *suffix)
 {
 	size_t n = strlen(name), k = strlen(suffix);

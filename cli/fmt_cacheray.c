@@ -170,20 +170,6 @@ static int cr_verify(const char *path, const struct cli_verify_opts *o)
 
 /* --- dump ---------------------------------------------------------------------------------- */
 
-static void print_name(const uint8_t *p, size_t n)
-{
-	putchar('\'');
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '\'' || p[i] == '\\')
-			printf("\\%c", p[i]);
-		else if (p[i] >= 0x20 && p[i] < 0x7f)
-			putchar(p[i]);
-		else
-			printf("\\x%02x", p[i]);
-	}
-	putchar('\'');
-}
-
 static int dump_rec(void *ctx, const struct crt_rec *r)
 {
 	const struct cli_dump_opts *o = ctx;
@@ -201,7 +187,7 @@ static int dump_rec(void *ctx, const struct crt_rec *r)
 		printf("RTTA_ADD addr=0x%" PRIx64 " tid=%" PRIu64 " elemsize=%" PRIu32
 		       " elemcount=%" PRIu32 " type=",
 		       r->addr, r->tid, r->elem_size, r->elem_count);
-		print_name(r->name, r->name_len);
+		cli_print_quoted(r->name, r->name_len, '\'');
 		putchar('\n');
 		break;
 	default:

@@ -96,19 +96,10 @@ static int tfile_verify(const char *path, const struct cli_verify_opts *o)
 
 /* --- dump ------------------------------------------------------------------------------ */
 
+/* S (NULL: "") between double quotes, escaped */
 static void print_text(const char *s)
 {
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch >= 0x20 && ch < 0x7f)
-			putchar(ch);
-		else
-			printf("\\x%02x", ch);
-	}
-	putchar('"');
+	cli_print_quoted(s, s ? strlen(s) : 0, '"');
 }
 
 static void dump_defs(const struct tfr_file *f)

@@ -74,20 +74,6 @@ struct dump_ctx {
 	const struct cli_dump_opts *o;
 };
 
-static void print_payload(const uint8_t *p, size_t n)
-{
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '"' || p[i] == '\\')
-			printf("\\%c", p[i]);
-		else if (p[i] >= 0x20 && p[i] < 0x7f)
-			putchar(p[i]);
-		else
-			printf("\\x%02x", p[i]);
-	}
-	putchar('"');
-}
-
 static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
 {
 	struct dump_ctx *d = ctx;
@@ -134,13 +120,13 @@ static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 		else
 			printf("CustomEvent size=%" PRId64 " tsc=%" PRIu64 " cpu=%u data=",
 			       r->ivalue, r->value, r->cpu);
-		print_payload(r->payload, r->payload_len);
+		cli_print_quoted(r->payload, r->payload_len, '"');
 		putchar('\n');
 		break;
 	case XFR_TYPED_EVENT:
 		printf("TypedEvent size=%" PRId64 " type=%u delta=%+d tsc=%" PRIu64 " data=",
 		       r->ivalue, r->event_type, r->event_delta, r->tsc);
-		print_payload(r->payload, r->payload_len);
+		cli_print_quoted(r->payload, r->payload_len, '"');
 		putchar('\n');
 		break;
 	}
