@@ -113,6 +113,33 @@
 9:
 .endm
 
+/* after `push %rbp; mov %rsp, %rbp`: align the stack and save every register that may carry
+ * an argument (rdi rsi rdx rcx r8 r9, rax = vector count, r10 = static chain) below it */
+.macro SAVE_ARGS
+	and $-16, %rsp
+	sub $64, %rsp
+	mov %rdi, 56(%rsp)
+	mov %rsi, 48(%rsp)
+	mov %rdx, 40(%rsp)
+	mov %rcx, 32(%rsp)
+	mov %r8, 24(%rsp)
+	mov %r9, 16(%rsp)
+	mov %rax, 8(%rsp)
+	mov %r10, 0(%rsp)
+.endm
+
+/* the registers SAVE_ARGS saved; `leave` then undoes the frame */
+.macro RESTORE_ARGS
+	mov 0(%rsp), %r10
+	mov 8(%rsp), %rax
+	mov 16(%rsp), %r9
+	mov 24(%rsp), %r8
+	mov 32(%rsp), %rcx
+	mov 40(%rsp), %rdx
+	mov 48(%rsp), %rsi
+	mov 56(%rsp), %rdi
+.endm
+
 .macro PUSH5
 	push %rax
 	.cfi_adjust_cfa_offset 8
@@ -168,28 +195,12 @@ _mcount:
 	.cfi_offset %rbp, -16
 	mov %rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	and $-16, %rsp
-	sub $64, %rsp
-	mov %rdi, 56(%rsp)
-	mov %rsi, 48(%rsp)
-	mov %rdx, 40(%rsp)
-	mov %rcx, 32(%rsp)
-	mov %r8, 24(%rsp)
-	mov %r9, 16(%rsp)
-	mov %rax, 8(%rsp)
-	mov %r10, 0(%rsp)
+	SAVE_ARGS
 	mov 0(%rbp), %rdi		/* the child's frame pointer */
 	add $8, %rdi			/* parent_loc: its return-address slot */
 	mov 8(%rbp), %rsi		/* child_ip: where mcount returns to */
 	call mcount_entry		/* everything the fast path does not handle */
-	mov 0(%rsp), %r10
-	mov 8(%rsp), %rax
-	mov 16(%rsp), %r9
-	mov 24(%rsp), %r8
-	mov 32(%rsp), %rcx
-	mov 40(%rsp), %rdx
-	mov 48(%rsp), %rsi
-	mov 56(%rsp), %rdi
+	RESTORE_ARGS
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
@@ -223,27 +234,11 @@ __fentry__:
 	.cfi_offset %rbp, -16
 	mov %rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	and $-16, %rsp
-	sub $64, %rsp
-	mov %rdi, 56(%rsp)
-	mov %rsi, 48(%rsp)
-	mov %rdx, 40(%rsp)
-	mov %rcx, 32(%rsp)
-	mov %r8, 24(%rsp)
-	mov %r9, 16(%rsp)
-	mov %rax, 8(%rsp)
-	mov %r10, 0(%rsp)
+	SAVE_ARGS
 	lea 16(%rbp), %rdi		/* parent_loc: saved rbp, our return, then the child's */
 	mov 8(%rbp), %rsi		/* child_ip */
 	call mcount_entry		/* everything the fast path does not handle */
-	mov 0(%rsp), %r10
-	mov 8(%rsp), %rax
-	mov 16(%rsp), %r9
-	mov 24(%rsp), %r8
-	mov 32(%rsp), %rcx
-	mov 40(%rsp), %rdx
-	mov 48(%rsp), %rsi
-	mov 56(%rsp), %rdi
+	RESTORE_ARGS
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
