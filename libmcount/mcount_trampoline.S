@@ -31,14 +31,9 @@
  * The stack is re-aligned to 16 bytes whatever the caller's alignment was.
  */
 #include "librecord/rec_tp_asm.h"
+#include "librecord/rec_self_asm.h"
 #include "libmcount/mcount_asm.h"
 	.text
-
-/* %r11 = the thread's state (or a sentinel) */
-.macro LOAD_SELF
-	movq rec_self@gottpoff(%rip), %r11
-	movq %fs:(%r11), %r11
-.endm
 
 /* %rax = rdtsc as CLOCK_MONOTONIC ns (rec_clock_tsc_to_ns); clobbers %rdx */
 .macro CLOCK_NS

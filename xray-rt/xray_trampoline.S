@@ -34,6 +34,7 @@
  */
 #include "xray-rt/xray_asm.h"
 #include "librecord/rec_tp_asm.h"
+#include "librecord/rec_self_asm.h"
 	.text
 
 /* the 9 registers entry-like trampolines keep; after SAVE9, 72(%rsp) is our return address and
@@ -94,12 +95,6 @@
 	pop %rbp
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore %rbp
-.endm
-
-/* the thread's state (or a sentinel) into %r11 */
-.macro LOAD_SELF
-	movq rec_self@gottpoff(%rip), %r11
-	movq %fs:(%r11), %r11
 .endm
 
 /* %rdx = rdtsc; %eax = the CPU number + XR_CPU_BIAS (xr_thread.cpu's encoding) */
