@@ -217,7 +217,6 @@ static void rec_chunk_publish(struct rec_thread *t)
 
 static struct rec_thread *rec_thread_attach(void)
 {
-	const struct rec_config *cfg = &rec_sess.cfg;
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
 	struct rec_thread *t;
 
@@ -234,7 +233,6 @@ static struct rec_thread *rec_thread_attach(void)
 	if (rec_ring_create(t) < 0)
 		goto fail;
 	rec_chunk_take(t, 0);
-	(void)cfg;
 
 	pthread_mutex_lock(&rec_sess.lock);
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
