@@ -140,7 +140,8 @@ static void *rec_flusher_main(void *arg)
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
 		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
 		rec_flusher_pass();
-		if (rec_flusher_alone())
+		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
+		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone())
 			exit(0); /* finishes the trace through the destructor, as glibc would */
 		__atomic_store_n(&rec_sess.flusher_sleeping, 1, __ATOMIC_SEQ_CST);
 		/* a wake between the load of `seen` and here changed the word: no sleep */
