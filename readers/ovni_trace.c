@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -277,6 +278,16 @@ static size_t ovr_proc_of(struct ovr_trace *t, size_t loom, int pid)
 }
 
 /* Merge a cpus / loom_cpus array into the loom (ovniemu's load_cpus rules). */
+
+/* A JSON number as an int: `bad` when it is not finite or does not fit (a converted
+ * out-of-range double is undefined behaviour, and metadata is untrusted input). */
+static int ovr_int(double d, int bad)
+{
+	if (!(d >= (double)INT_MIN && d <= (double)INT_MAX))
+		return bad;
+	return (int)d;
+}
+
 static int ovr_add_cpus(struct ovr_trace *t, struct ovr_loom *l, const struct ovj *arr,
 			const char *file, struct rd_error *err)
 {
@@ -296,8 +307,8 @@ static int ovr_add_cpus(struct ovr_trace *t, struct ovr_loom *l, const struct ov
 					    "CPU %zu of the list is not an object", i);
 		ovj_dotget_number(c, "index", &di); /* parson: missing number reads as 0 */
 		ovj_dotget_number(c, "phyid", &dp);
-		index = (int)di;
-		phyid = (int)dp;
+		index = ovr_int(di, -1);
+		phyid = ovr_int(dp, -1);
 		if (index < 0)
 			return rd_error_set(err, OVR_RULE_CPU, file, -1,
 					    "cpu index %d out of bounds", index);
@@ -362,7 +373,7 @@ static int ovr_proc_keys_v3(struct ovr_proc *p, const struct ovr_stream *s, stru
 	}
 	if (!r)
 		return 0;
-	rank = r->type == OVJ_NUMBER ? (int)r->number : 0;
+	rank = r->type == OVJ_NUMBER ? ovr_int(r->number, -1) : 0;
 	if (rank < 0)
 		return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
 				    "rank %d must be >=0, stream: %s", rank, s->relpath);
@@ -373,7 +384,7 @@ static int ovr_proc_keys_v3(struct ovr_proc *p, const struct ovr_stream *s, stru
 	if (!ovj_dotget(s->meta, "ovni.nranks"))
 		return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
 				    "missing ovni.nranks attribute: %s", s->relpath);
-	nranks = ovj_dotget_number(s->meta, "ovni.nranks", &d) ? (int)d : 0;
+	nranks = ovj_dotget_number(s->meta, "ovni.nranks", &d) ? ovr_int(d, 0) : 0;
 	if (nranks <= 0)
 		return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
 				    "nranks %d must be >0, stream: %s", nranks, s->relpath);
@@ -417,11 +428,11 @@ static int ovr_load_v3(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 	if (strchr(loom, '/'))
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
 				    "loom name '%s' cannot contain '/': %s", loom, s->relpath);
-	pid = ovj_dotget_number(s->meta, "ovni.pid", &d) ? (int)d : 0;
+	pid = ovj_dotget_number(s->meta, "ovni.pid", &d) ? ovr_int(d, 0) : 0;
 	if (pid == 0)
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
 				    "cannot get attribute ovni.pid for stream: %s", s->relpath);
-	s->tid = ovj_dotget_number(s->meta, "ovni.tid", &d) ? (int)d : 0;
+	s->tid = ovj_dotget_number(s->meta, "ovni.tid", &d) ? ovr_int(d, 0) : 0;
 	if (s->tid == 0)
 		return rd_error_set(err, OVR_RULE_META, s->json, -1,
 				    "cannot get attribute ovni.tid for stream: %s", s->relpath);
