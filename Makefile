@@ -43,7 +43,10 @@ HOST_LDFLAGS := $(SAN_FLAGS)
 B := build
 # salvage is offline code (flightrec salvage/record): host builds only, never in a runtime
 SALVAGE_SRCS := $(wildcard librecord/rec_salvage*.c)
-REC_SRCS := $(filter-out $(SALVAGE_SRCS),$(wildcard librecord/*.c))
+# the exec/_exit wrappers: in every runtime (linked explicitly: nothing refers to them), never
+# in the CLI
+REC_WRAP_SRC := librecord/rec_wrap_exec.c
+REC_SRCS := $(filter-out $(SALVAGE_SRCS) $(REC_WRAP_SRC),$(wildcard librecord/*.c))
 REC_ASM := $(wildcard librecord/*.S)
 MC_SRCS := $(wildcard libmcount/*.c)
 MC_ASM := $(wildcard libmcount/*.S)
@@ -54,7 +57,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 REC_RT_OBJS := $(REC_SRCS:%.c=$(B)/rt/%.o) $(REC_ASM:%.S=$(B)/rt/%.o)
 REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o) \
 	$(SALVAGE_SRCS:%.c=$(B)/host/%.o)
-MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o)
+REC_WRAP_OBJ := $(REC_WRAP_SRC:%.c=$(B)/rt/%.o)
+CFLAGS_rec_wrap_exec := -fno-builtin
+MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 # any hook into any format: libmcount also writes XRay logs (FLIGHTREC_FORMAT=xray)
 MC_OBJS += $(B)/rt/xray-rt/sink_xray.o
 READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
@@ -63,12 +68,13 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
 XRAY_SRCS := $(wildcard xray-rt/*.c)
 XRAY_ASM := $(wildcard xray-rt/*.S)
-XRAY_OBJS := $(XRAY_SRCS:%.c=$(B)/rt/%.o) $(XRAY_ASM:%.S=$(B)/rt/%.o)
+XRAY_OBJS := $(XRAY_SRCS:%.c=$(B)/rt/%.o) $(XRAY_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 OVNI_SRCS := $(wildcard ovni-rt/*.c)
-OVNI_OBJS := $(OVNI_SRCS:%.c=$(B)/rt/%.o)
+OVNI_OBJS := $(OVNI_SRCS:%.c=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 CACHERAY_SRCS := $(wildcard cacheray-rt/*.c)
 CACHERAY_ASM := $(wildcard cacheray-rt/*.S)
-CACHERAY_OBJS := $(CACHERAY_SRCS:%.c=$(B)/rt/%.o) $(CACHERAY_ASM:%.S=$(B)/rt/%.o)
+CACHERAY_OBJS := $(CACHERAY_SRCS:%.c=$(B)/rt/%.o) $(CACHERAY_ASM:%.S=$(B)/rt/%.o) \
+	$(REC_WRAP_OBJ)
 
 LIBRECORD_RT := $(B)/rt/librecord.a
 LIBRECORD_HOST := $(B)/host/librecord.a
@@ -154,9 +160,8 @@ $(B)/include/ovni.h: ovni-rt/ovni.h
 	$(Q)cp $< $@
 
 # cacheray-rt: linked instead of TSan's runtime (.so or .a) or preloaded; it defines libc
-# names (memcpy, malloc, exec*, ...) with their own prototypes
+# names (memcpy, malloc, ...) with their own prototypes
 CFLAGS_cr_intercept := -fno-builtin -fno-tree-loop-distribute-patterns
-CFLAGS_cr_wrap := -fno-builtin
 $(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(LIBRECORD_RT)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)

@@ -25,6 +25,7 @@
 #include "cacheray-rt/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,12 +94,36 @@ static void cr_configured(const struct rec_config *cfg)
 	}
 }
 
+/* exec (librecord's rec_wrap_exec.c writes the trace first): the trace descriptor (and its
+ * shared lock, sink_cacheray.c) lives through the exec, so the next image appends to the
+ * same trace instead of starting a new one. Returns the descriptor whose close-on-exec flag
+ * was cleared (-1: none). */
+static int cr_exec_keep(void)
+{
+	int fd = cr_trace_fd();
+
+	if (fd >= 0 && fcntl(fd, F_SETFD, 0) == 0)
+		return fd;
+	return -1;
+}
+
+static void cr_exec_failed(int fd)
+{
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static const char *const cr_exec_env[] = { "CACHERAY_OPTIONS", NULL };
+
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "cacheray-rt",
 	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
 	.sink = &rec_sink_cacheray,
 	.thread_size = 0,
 	.configured = cr_configured,
+	.exec_keep = cr_exec_keep,
+	.exec_failed = cr_exec_failed,
+	.exec_env = cr_exec_env,
 };
 
 struct rec_thread *cr_thread(int start)

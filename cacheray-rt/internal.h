@@ -225,7 +225,7 @@ void cr_init_once(void);
 void cr_finish(void);
 /* Interposed libc functions (cr_intercept.c): find the real ones (constructor). */
 void cr_intercept_init(void);
-/* The trace file descriptor (sink_cacheray.c), -1 when none; exec keeps it (cr_wrap.c). */
+/* The trace file descriptor (sink_cacheray.c), -1 when none; exec keeps it (cr_main.c). */
 int cr_trace_fd(void);
 
 #pragma GCC visibility pop

@@ -53,8 +53,6 @@ extern uint32_t mc_fast_max_stack;
 /* the tfile format: hooks record tracepoint hits only (mcount_tp.c) */
 extern int mc_tp_mode;
 void mc_tp_start(void);
-/* LD_PRELOAD as the program started, given back to an exec with a custom environment */
-extern char mc_saved_preload[4096];
 extern const struct rec_frontend mc_frontend;
 
 static inline struct mc_thread *mc_thread_of(struct rec_thread *t)

@@ -19,16 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-char mc_saved_preload[4096];
-
 static void mc_configured(const struct rec_config *cfg)
 {
-	const char *pre = getenv("LD_PRELOAD"); /* constructor time, with the rest of the env */
-
 	mc_tp_mode = rec_sess.sink == &rec_sink_tfile;
 
-	if (pre && strlen(pre) < sizeof(mc_saved_preload))
-		memcpy(mc_saved_preload, pre, strlen(pre) + 1);
 	/* uftrace's depth field has 10 bits: deeper frames could not be told apart */
 	mc_max_stack = cfg->max_stack > UFTRACE_DEPTH_MAX + 1 ? UFTRACE_DEPTH_MAX + 1 : cfg->max_stack;
 	rec_frontend_self_storage.thread_size =

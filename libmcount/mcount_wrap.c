@@ -7,25 +7,18 @@
  *                       the stack; __cxa_begin_catch gives exits to the unwound frames and
  *                       hijacks the survivors again
  *   pthread_exit        exits for every frame, real return addresses back (forced unwind)
- *   exec*               the trace is finished before the image is replaced; a custom
- *                       environment gets LD_PRELOAD and FLIGHTREC_DIR back
- *   _exit, _Exit        the trace is finished first (exit() is covered by the destructor)
- * A vfork child shares our memory: it must not finish the parent's trace (pid check).
+ * exec* and _exit are librecord's (rec_wrap_exec.c): the trace is finished first.
  * The real functions are found with dlsym(RTLD_NEXT) when first needed.
  */
 #include "libmcount/internal.h"
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MC_EXPORT __attribute__((visibility("default")))
-
-extern char **environ;
 
 static void *mc_real(const char *name)
 {
@@ -149,159 +142,4 @@ MC_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 	if (t)
 		mc_exit_all(t);
 	mc_real_pthread_exit(ret);
-}
-
-/* --- exec and _exit ------------------------------------------------------------------- */
-
-static int mc_in_own_process(void)
-{
-	return rec_sess.state == REC_SESSION_ACTIVE && getpid() == rec_sess.pid;
-}
-
-static int mc_env_has(char *const envp[], const char *prefix)
-{
-	size_t n = strlen(prefix);
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, prefix, n) == 0)
-			return 1;
-	return 0;
-}
-
-/* Copy envp into out[] (room for n + 3) adding what the next image needs to record. */
-static char *const *mc_exec_env(char *const envp[], char **out, size_t n, char *dirvar,
-				size_t dirsize, char *preload, size_t presize)
-{
-	const char *pre = mc_saved_preload[0] ? mc_saved_preload : NULL;
-	size_t k = 0;
-
-	if (envp == environ || !envp)
-		return envp;
-	for (size_t i = 0; i < n; i++)
-		out[k++] = envp[i];
-	if (!mc_env_has(envp, "FLIGHTREC_DIR=")) {
-		rec_snprintf(dirvar, dirsize, "FLIGHTREC_DIR=%s", rec_sess.dir);
-		out[k++] = dirvar;
-	}
-	if (pre && !mc_env_has(envp, "LD_PRELOAD=")) {
-		rec_snprintf(preload, presize, "LD_PRELOAD=%s", pre);
-		out[k++] = preload;
-	}
-	out[k] = NULL;
-	return out;
-}
-
-static size_t mc_count(char *const v[])
-{
-	size_t n = 0;
-	while (v && v[n])
-		n++;
-	return n;
-}
-
-static void mc_before_exec(void)
-{
-	if (mc_in_own_process())
-		rec_session_finish();
-}
-
-typedef int (*mc_execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*mc_execv_fn)(const char *, char *const[]);
-typedef int (*mc_fexecve_fn)(int, char *const[], char *const[]);
-static mc_execve_fn mc_real_execve, mc_real_execvpe;
-static mc_execv_fn mc_real_execv, mc_real_execvp;
-static mc_fexecve_fn mc_real_fexecve;
-
-#define MC_WITH_ENV(envp, newenv)                                                          \
-	size_t mc_n_ = mc_count(envp);                                                     \
-	char *mc_buf_[mc_n_ + 3], mc_dir_[REC_PATH_MAX + 16], mc_pre_[REC_PATH_MAX + 16];  \
-	char *const *newenv = mc_exec_env(envp, mc_buf_, mc_n_, mc_dir_, sizeof(mc_dir_),  \
-					  mc_pre_, sizeof(mc_pre_))
-
-MC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	MC_REAL(mc_real_execve, "execve");
-	MC_WITH_ENV(envp, env);
-	mc_before_exec();
-	return mc_real_execve(path, argv, env);
-}
-
-MC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	MC_REAL(mc_real_execvpe, "execvpe");
-	MC_WITH_ENV(envp, env);
-	mc_before_exec();
-	return mc_real_execvpe(file, argv, env);
-}
-
-MC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	MC_REAL(mc_real_fexecve, "fexecve");
-	MC_WITH_ENV(envp, env);
-	mc_before_exec();
-	return mc_real_fexecve(fd, argv, env);
-}
-
-MC_EXPORT int execv(const char *path, char *const argv[])
-{
-	MC_REAL(mc_real_execv, "execv");
-	mc_before_exec();
-	return mc_real_execv(path, argv);
-}
-
-MC_EXPORT int execvp(const char *file, char *const argv[])
-{
-	MC_REAL(mc_real_execvp, "execvp");
-	mc_before_exec();
-	return mc_real_execvp(file, argv);
-}
-
-/* execl*: gather the variadic arguments, then go through the wrappers above */
-#define MC_GATHER_ARGS(arg0, ap, argv)                                                     \
-	size_t mc_argc_ = 1;                                                               \
-	va_start(ap, arg0);                                                                \
-	while (va_arg(ap, char *))                                                         \
-		mc_argc_++;                                                                \
-	va_end(ap);                                                                        \
-	char *argv[mc_argc_ + 1];                                                          \
-	argv[0] = (char *)(arg0);                                                          \
-	va_start(ap, arg0);                                                                \
-	for (size_t i_ = 1; i_ <= mc_argc_; i_++)                                          \
-		argv[i_] = va_arg(ap, char *)
-
-MC_EXPORT int execl(const char *path, const char *arg0, ...)
-{
-	va_list ap;
-	MC_GATHER_ARGS(arg0, ap, argv);
-	va_end(ap);
-	return execv(path, argv);
-}
-
-MC_EXPORT int execlp(const char *file, const char *arg0, ...)
-{
-	va_list ap;
-	MC_GATHER_ARGS(arg0, ap, argv);
-	va_end(ap);
-	return execvp(file, argv);
-}
-
-MC_EXPORT int execle(const char *path, const char *arg0, ...)
-{
-	va_list ap;
-	MC_GATHER_ARGS(arg0, ap, argv);
-	char *const *envp = va_arg(ap, char *const *);
-	va_end(ap);
-	return execve(path, argv, envp);
-}
-
-MC_EXPORT __attribute__((noreturn)) void _exit(int status)
-{
-	if (mc_in_own_process())
-		rec_session_finish();
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-MC_EXPORT __attribute__((noreturn)) void _Exit(int status)
-{
-	_exit(status);
 }

@@ -58,6 +58,17 @@ struct rec_frontend {
 	 * signal handler's hook came while the thread was attaching): function hooks 2 (the
 	 * entry and the exit it will not have), 0 means 1 */
 	unsigned lost_per_hook;
+	/* optional (rec_wrap_exec.c): the image ends in exec or _exit, write everything now;
+	 * NULL: rec_session_finish() if this process's session is active */
+	void (*image_end)(void);
+	/* optional: after image_end, before exec: keep what the next image continues (returns a
+	 * cookie); exec_failed undoes it when the exec fails */
+	int (*exec_keep)(void);
+	void (*exec_failed)(int cookie);
+	/* optional: variables (up to 4, NULL-terminated) a custom exec environment gets back with
+	 * their start-up values, besides LD_PRELOAD and FLIGHTREC_DIR; exec_env_off: none */
+	const char *const *exec_env;
+	int exec_env_off;
 };
 
 /* Each runtime defines its front end under this name, so a hook that runs before the

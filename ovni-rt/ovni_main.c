@@ -162,6 +162,9 @@ struct rec_frontend rec_frontend_self_storage = {
 	.sink = &ovni_sink,
 	.thread_size = sizeof(struct ovni_thread),
 	.configured = ovni_configured,
+	/* exec and _exit finish every stream first (rec_wrap_exec.c); a custom exec environment
+	 * is the program's choice: libovni adds nothing to it either */
+	.exec_env_off = 1,
 };
 
 /* At exit: write what every thread still has, finish streams and process metadata. */

@@ -117,6 +117,8 @@ void xray_custom_hook(const void *data, size_t size);
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */
 void xr_unwind_to(uintptr_t sp);
+/* The image ends (exit, exec, _exit): every open frame ends, the log is written. */
+void xr_finish(void);
 
 /* sled table and patching (xray_patch.c) */
 int xr_patch_all(void);

@@ -129,6 +129,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.encoding = REC_ENC_FDR,
 	.fn_addr = xr_fn_addr,
 	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
+	.image_end = xr_finish,
 };
 
 __attribute__((constructor(101))) static void xr_init(void)
@@ -141,7 +142,6 @@ __attribute__((constructor(101))) static void xr_init(void)
 }
 
 /* The end of this image's trace: the calling thread's open frames end now. */
-void xr_finish(void);
 void xr_finish(void)
 {
 	if (rec_sess.state != REC_SESSION_ACTIVE || getpid() != rec_sess.pid)

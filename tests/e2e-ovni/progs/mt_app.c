@@ -15,6 +15,9 @@
  *     noprocfini  the main thread skips ovni_proc_fini (finished at exit)
  *     flush     workers call ovni_flush every 5000 events
  *     rank      MPI-like ranks: the process is rank 0 of 1, or of 2 with the fork child as 1
+ *     _exit     the main thread ends the process with _exit(0) after its OHe: no
+ *               ovni_thread_free, no ovni_proc_fini, no destructors
+ *     exec      the same, but the image is replaced by /bin/true instead
  *
  * Prints one line per thread that emitted: "EMITTED <pid> <tid> <events>" (runtime flush
  * markers not included), which the test runner compares with the trace.
@@ -34,7 +37,8 @@
 
 static long n_events;
 static int nthreads;
-static int opt_big, opt_noexit, opt_fork, opt_noprocfini, opt_flush, opt_rank;
+static int opt_big, opt_noexit, opt_fork, opt_noprocfini, opt_flush, opt_rank, opt_quick,
+	opt_exec;
 static char loom[128];
 
 /* one write() per line and no lock: a fork child must not wait for a lock that one of the
@@ -205,7 +209,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || atoi(argv[1]) < 1 || atoi(argv[1]) > 60) {
 		fprintf(stderr, "usage: mt_app THREADS EVENTS [big] [noexit] [fork] "
-				"[noprocfini] [flush] [rank]\n");
+				"[noprocfini] [flush] [rank] [_exit|exec]\n");
 		return 2;
 	}
 	nthreads = atoi(argv[1]);
@@ -217,6 +221,8 @@ int main(int argc, char **argv)
 		opt_noprocfini |= !strcmp(argv[i], "noprocfini");
 		opt_flush |= !strcmp(argv[i], "flush");
 		opt_rank |= !strcmp(argv[i], "rank");
+		opt_quick |= !strcmp(argv[i], "_exit");
+		opt_exec |= !strcmp(argv[i], "exec");
 	}
 	snprintf(loom, sizeof(loom), "e2e.host");
 
@@ -265,6 +271,14 @@ int main(int argc, char **argv)
 		}
 	}
 	ev0("OHe");
+	if (opt_quick || opt_exec) {
+		report(2);
+		if (opt_exec) {
+			execl("/bin/true", "true", (char *)NULL);
+			perror("mt_app: exec /bin/true");
+		}
+		_exit(0);
+	}
 	ovni_thread_free();
 	report(2);
 	if (!opt_noprocfini)

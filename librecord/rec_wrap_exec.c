@@ -1,0 +1,253 @@
+/*
+ * rec_wrap_exec: the libc functions that end a process image without running destructors,
+ * interposed once for every runtime, so that no record is lost there.
+ *
+ *   exec*          the image's trace is written before it is replaced; a custom environment
+ *                  gets LD_PRELOAD, FLIGHTREC_DIR and the front end's own variables back (their
+ *                  values at start-up), so the next image records too
+ *   _exit, _Exit   the trace is written first (exit() is covered by the runtimes' destructors)
+ *
+ * What "written" means is the front end's (rec_frontend.image_end): by default the session is
+ * finished, if it is this process's (a vfork child shares our memory and our session: it
+ * writes nothing, the parent does). A front end may keep something alive through the exec
+ * (exec_keep, exec_failed: Cacheray's trace descriptor).
+ *
+ * Preloaded or linked as a shared object, these come before libc in symbol lookup (each
+ * runtime's export map lists them); in a runtime's static archive they interpose the
+ * program's calls the same way. The real functions come from dlsym(RTLD_NEXT). This object is
+ * linked into each runtime explicitly (nothing in the runtime refers to it), never into the
+ * CLI. Compiled with -fno-builtin: it defines libc names with their own prototypes.
+ */
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define REC_WRAP_EXPORT __attribute__((visibility("default")))
+#define REC_WRAP_ENV_MAX 4 /* front-end variables carried through exec (rec_frontend) */
+
+extern char **environ;
+
+/* start-up values of what the next image needs to record ("NAME=value", "" if unset) */
+static char rec_wrap_preload[4096 + 16];
+static char rec_wrap_fe_env[REC_WRAP_ENV_MAX][REC_PATH_MAX + 256];
+
+static void rec_wrap_save(char *dst, size_t size, const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v && strlen(name) + 1 + strlen(v) < size)
+		rec_snprintf(dst, size, "%s=%s", name, v);
+}
+
+/* Before the program's constructors (which may exec): LD_PRELOAD is what this image was
+ * started with, not what the program later made of it. */
+__attribute__((constructor(101))) static void rec_wrap_save_env(void)
+{
+	const char *const *names = rec_frontend_self->exec_env;
+
+	rec_wrap_save(rec_wrap_preload, sizeof(rec_wrap_preload), "LD_PRELOAD");
+	for (int i = 0; names && names[i] && i < REC_WRAP_ENV_MAX; i++)
+		rec_wrap_save(rec_wrap_fe_env[i], sizeof(rec_wrap_fe_env[i]), names[i]);
+}
+
+static void *rec_wrap_real(void **slot, const char *name)
+{
+	if (!*slot)
+		*slot = dlsym(RTLD_NEXT, name);
+	if (!*slot)
+		rec_warn("%s: cannot find the real %s", rec_frontend_self->name, name);
+	return *slot;
+}
+
+static void rec_wrap_image_end(void)
+{
+	if (rec_frontend_self->image_end) {
+		rec_frontend_self->image_end();
+		return;
+	}
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
+	    getpid() == rec_sess.pid)
+		rec_session_finish();
+}
+
+/* The image ends in an exec: write it, keep what the next image continues. Returns the front
+ * end's cookie for rec_wrap_exec_failed. */
+static int rec_wrap_before_exec(void)
+{
+	rec_wrap_image_end();
+	return rec_frontend_self->exec_keep ? rec_frontend_self->exec_keep() : -1;
+}
+
+static void rec_wrap_exec_failed(int cookie)
+{
+	if (rec_frontend_self->exec_failed)
+		rec_frontend_self->exec_failed(cookie);
+}
+
+static int rec_wrap_env_has(char *const envp[], const char *var)
+{
+	size_t n = strcspn(var, "=") + 1; /* "NAME=" */
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, var, n) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t rec_wrap_count(char *const v[])
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+#define REC_WRAP_EXTRA (2 + REC_WRAP_ENV_MAX) /* FLIGHTREC_DIR, LD_PRELOAD, the front end's */
+
+/* A custom environment (not `environ`) copied into out[] (room for n + REC_WRAP_EXTRA + 1)
+ * with what the next image needs to record and the program left out. */
+static char *const *rec_wrap_env(char *const envp[], char **out, size_t n, char *dirvar,
+				 size_t dirsize)
+{
+	size_t k = 0;
+	int st = __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE);
+
+	if (envp == environ || !envp || rec_frontend_self->exec_env_off ||
+	    (st != REC_SESSION_ACTIVE && st != REC_SESSION_FINISHED))
+		return envp;
+	for (size_t i = 0; i < n; i++)
+		out[k++] = envp[i];
+	if (!rec_wrap_env_has(envp, "FLIGHTREC_DIR=")) {
+		rec_snprintf(dirvar, dirsize, "FLIGHTREC_DIR=%s", rec_sess.dir);
+		out[k++] = dirvar;
+	}
+	if (rec_wrap_preload[0] && !rec_wrap_env_has(envp, rec_wrap_preload))
+		out[k++] = rec_wrap_preload;
+	for (int i = 0; i < REC_WRAP_ENV_MAX; i++)
+		if (rec_wrap_fe_env[i][0] && !rec_wrap_env_has(envp, rec_wrap_fe_env[i]))
+			out[k++] = rec_wrap_fe_env[i];
+	out[k] = NULL;
+	return out;
+}
+
+#define REC_WRAP_WITH_ENV(envp, newenv)                                                            \
+	size_t rw_n_ = rec_wrap_count(envp);                                                       \
+	char *rw_buf_[rw_n_ + REC_WRAP_EXTRA + 1], rw_dir_[REC_PATH_MAX + 16];                     \
+	char *const *newenv = rec_wrap_env(envp, rw_buf_, rw_n_, rw_dir_, sizeof(rw_dir_))
+
+typedef int (*rec_execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*rec_execv_fn)(const char *, char *const[]);
+typedef int (*rec_fexecve_fn)(int, char *const[], char *const[]);
+static rec_execve_fn rec_real_execve, rec_real_execvpe;
+static rec_execv_fn rec_real_execv, rec_real_execvp;
+static rec_fexecve_fn rec_real_fexecve;
+
+REC_WRAP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (!rec_wrap_real((void **)&rec_real_execve, "execve"))
+		return -1;
+	REC_WRAP_WITH_ENV(envp, env);
+	int cookie = rec_wrap_before_exec();
+	int ret = rec_real_execve(path, argv, env);
+	rec_wrap_exec_failed(cookie);
+	return ret;
+}
+
+REC_WRAP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (!rec_wrap_real((void **)&rec_real_execvpe, "execvpe"))
+		return -1;
+	REC_WRAP_WITH_ENV(envp, env);
+	int cookie = rec_wrap_before_exec();
+	int ret = rec_real_execvpe(file, argv, env);
+	rec_wrap_exec_failed(cookie);
+	return ret;
+}
+
+REC_WRAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (!rec_wrap_real((void **)&rec_real_fexecve, "fexecve"))
+		return -1;
+	REC_WRAP_WITH_ENV(envp, env);
+	int cookie = rec_wrap_before_exec();
+	int ret = rec_real_fexecve(fd, argv, env);
+	rec_wrap_exec_failed(cookie);
+	return ret;
+}
+
+REC_WRAP_EXPORT int execv(const char *path, char *const argv[])
+{
+	if (!rec_wrap_real((void **)&rec_real_execv, "execv"))
+		return -1;
+	int cookie = rec_wrap_before_exec();
+	int ret = rec_real_execv(path, argv);
+	rec_wrap_exec_failed(cookie);
+	return ret;
+}
+
+REC_WRAP_EXPORT int execvp(const char *file, char *const argv[])
+{
+	if (!rec_wrap_real((void **)&rec_real_execvp, "execvp"))
+		return -1;
+	int cookie = rec_wrap_before_exec();
+	int ret = rec_real_execvp(file, argv);
+	rec_wrap_exec_failed(cookie);
+	return ret;
+}
+
+/* execl*: gather the variadic arguments, then go through the wrappers above */
+#define REC_WRAP_GATHER_ARGS(arg0, ap, argv)                                                       \
+	size_t rw_argc_ = 1;                                                                       \
+	va_start(ap, arg0);                                                                        \
+	while (va_arg(ap, char *))                                                                 \
+		rw_argc_++;                                                                        \
+	va_end(ap);                                                                                \
+	char *argv[rw_argc_ + 1];                                                                  \
+	argv[0] = (char *)(arg0);                                                                  \
+	va_start(ap, arg0);                                                                        \
+	for (size_t i_ = 1; i_ <= rw_argc_; i_++)                                                  \
+	argv[i_] = va_arg(ap, char *)
+
+REC_WRAP_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	REC_WRAP_GATHER_ARGS(arg0, ap, argv);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+REC_WRAP_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	REC_WRAP_GATHER_ARGS(arg0, ap, argv);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+REC_WRAP_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	REC_WRAP_GATHER_ARGS(arg0, ap, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+REC_WRAP_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	rec_wrap_image_end();
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+REC_WRAP_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+	_exit(status);
+}
