@@ -28,7 +28,8 @@
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
-struct rec_tp rec_tps[REC_TP_MAX];
+static struct rec_tp rec_tp_table[REC_TP_MAX];
+struct rec_tp *rec_tps = rec_tp_table;
 uint32_t rec_ntp;
 uint32_t rec_tp_stack = 512;
 uint64_t rec_tp_max_frames = 1000;
@@ -98,11 +99,24 @@ static int rec_tp_add(const struct rec_module *m, size_t mi, const struct rec_sy
 	return 0;
 }
 
+/* the lookup arrays, sorted by address, over the current table */
+static void rec_tp_index(void)
+{
+	for (uint32_t i = 0; i < rec_ntp; i++)
+		rec_tp_sorted[i] = &rec_tps[i];
+	qsort(rec_tp_sorted, rec_ntp, sizeof(rec_tp_sorted[0]), rec_tp_cmp);
+	for (uint32_t i = 0; i < rec_ntp; i++) {
+		rec_tp_lo[i] = rec_tp_sorted[i]->addr;
+		rec_tp_hi[i] = rec_tp_sorted[i]->end;
+	}
+}
+
 int rec_tp_setup(const char *spec, uint32_t stack, uint32_t max_frames)
 {
 	char buf[REC_PATH_MAX], *save = NULL, *name;
 
 	rec_ntp = 0;
+	rec_tps = rec_tp_table;
 	rec_tp_stack = stack;
 	rec_tp_max_frames = max_frames;
 	rec_tp_main_stack();
@@ -132,14 +146,14 @@ int rec_tp_setup(const char *spec, uint32_t stack, uint32_t max_frames)
 				break;
 		}
 	}
-	for (uint32_t i = 0; i < rec_ntp; i++)
-		rec_tp_sorted[i] = &rec_tps[i];
-	qsort(rec_tp_sorted, rec_ntp, sizeof(rec_tp_sorted[0]), rec_tp_cmp);
-	for (uint32_t i = 0; i < rec_ntp; i++) {
-		rec_tp_lo[i] = rec_tp_sorted[i]->addr;
-		rec_tp_hi[i] = rec_tp_sorted[i]->end;
-	}
+	rec_tp_index();
 	return (int)rec_ntp;
+}
+
+void rec_tp_move(struct rec_tp *to)
+{
+	rec_tps = to;
+	rec_tp_index();
 }
 
 struct rec_tp *rec_tp_find(uintptr_t pc)

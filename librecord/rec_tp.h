@@ -15,6 +15,9 @@
  * clipped to the thread's stack. Hits past FLIGHTREC_TP_MAX_FRAMES are counted, not recorded.
  * No trap, no syscall, no lock, no allocation per hit (a thread's first hit finds its stack's
  * bounds once, through libc).
+ *
+ * The table (counters included) is where the sink puts it (rec_tp_move): the tfile sink maps
+ * it from its definitions file, so hit counts survive a SIGKILL for salvage (tfile_defs.h).
  */
 #ifndef REC_TP_H
 #define REC_TP_H
@@ -70,7 +73,9 @@ struct rec_tp {
 	char name[REC_TP_NAME_MAX];
 } __attribute__((aligned(64))); /* hits of different tracepoints on different lines */
 
-extern struct rec_tp rec_tps[REC_TP_MAX];
+/* The table: a static array until the sink moves it (rec_tp_move) into memory that outlives
+ * the process (the tfile sink maps its definitions file: tfile_defs.h). */
+extern struct rec_tp *rec_tps;
 extern uint32_t rec_ntp;
 extern uint32_t rec_tp_stack;	   /* FLIGHTREC_TP_STACK */
 extern uint64_t rec_tp_max_frames; /* FLIGHTREC_TP_MAX_FRAMES */
@@ -78,6 +83,11 @@ extern uint64_t rec_tp_max_frames; /* FLIGHTREC_TP_MAX_FRAMES */
 /* Resolve FLIGHTREC_TRACEPOINTS (session start, slow path); a name found nowhere gets one
  * warning. Returns the number of tracepoints (0: nothing will be recorded). */
 int rec_tp_setup(const char *spec, uint32_t stack, uint32_t max_frames);
+
+/* Make `to` (a copy of the table's rec_ntp entries the caller made, 64-byte aligned) the table
+ * every lookup uses. Slow path: after rec_tp_setup, before recording starts, or in a fork
+ * child. */
+void rec_tp_move(struct rec_tp *to);
 
 /* The tracepoint whose function holds pc, NULL if none. Binary search over the tracepoints
  * sorted by address: a few compares. */

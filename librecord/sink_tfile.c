@@ -1,37 +1,25 @@
 /*
  * sink_tfile: the GDB trace file writer ("tfile", what gdb's `tsave` writes and `target tfile`
- * reads), fed by tracepoint hits (rec_tp.h), and the gdb script that opens it.
+ * reads), fed by tracepoint hits (rec_tp.h), and the gdb script that opens it. The bytes of
+ * both are tfile_encode.c's (shared with salvage); this file is the sink's life cycle.
  *
- * What gdb 13 reads (shared/anchors/gdb-tfile.md, gdb/tracefile-tfile.c):
- *   "\x7fTRACE0\n", then definition lines, then an empty line, then frames
- *   {u16 tracepoint, u32 size, blocks}, then a u16 0 (we write u32 0, as gdb does). Blocks:
- *   'R' + the register block (size from the "R <hex>" line), 'M' + u64 address + u16 length +
- *   bytes, 'V' + i32 variable + i64 value. Numbers on definition lines are hex; a line is
- *   under 1000 bytes.
- * What we write:
- *   R 230          the 560-byte amd64-linux block (no tdesc line: gdb takes the program's)
- *   status 0;tstop:<"recording ended">:0;tframes:<frames>;tcreated:<hits>;starttime:..;
- *                  stoptime:..;notes:<"func: N hits, M frames; ...">  (tstatus prints these)
- *   tsv 1 tid, 2 ts_ns, 3 hits (the hit's ordinal among its tracepoint's hits), and one per
- *                  tracepoint, 16 + its number, hits_<function> with the tracepoint's hit
- *                  count as its initial value (`info tvariables` lists them all, when the
- *                  status notes have no room for every tracepoint)
- *   per tracepoint, numbers DESCENDING (gdb prepends each to its list; only then do its own
- *   numbers match ours, which `tfind tracepoint N` needs): T (enabled), Z at "*0x<addr>"
- *   (an address, so PIE symbols at any bias resolve it), Z cmd "collect $regs, $args, ..."
- *   (tdump prints that source form), V hit count and bytes used
- *   frames in time order over all threads: R, M [rsp, rsp + FLIGHTREC_TP_STACK), V tid,
- *   V ts_ns, V hits; then the end marker.
  * Files: <dir>/<program>.tf and <dir>/<program>.gdb (rec_outname.h: a fork child, or a process
- * that finds the name taken, adds .<pid>); the script
- * loads the executable's symbols at its load bias when it is PIE (symbol-file -o), every
- * shared object at its own (add-symbol-file -o) and opens the trace: `gdb -x prog.gdb prog`.
+ * that finds the name taken, adds .<pid>); the script loads the executable's symbols at its
+ * load bias when it is PIE (symbol-file -o), every shared object at its own
+ * (add-symbol-file -o) and opens the trace: `gdb -x prog.gdb prog`.
  *
  * Threads' hits go through their rings like any event; the flusher appends the ring
  * records as they are to .flightrec/tfile.<pid>.<session ns>.<tid>, and finish merges the
  * spools by time and encodes the frames (gdb numbers frames in file order, so they are
  * chronological whatever thread took them). finish may run in a fatal-signal handler: no
  * stdio, no malloc (mmap'ed buffers, write()).
+ *
+ * For salvage (rec_salvage_tfile.c), what the file's definitions need beyond the rings is in
+ * .flightrec/tp.<pid>.<session ns> (tfile_defs.h), written whole under a temporary name and
+ * renamed at session start (a fork child writes its own); the tracepoint table is then the
+ * file's, mapped shared, so hit counts and hit addresses reach the page cache as they change
+ * (no extra work per hit: the hit's one atomic add lands there). finish removes the file once
+ * the trace file is published.
  */
 #include "librecord/sink_tfile.h"
 #include "librecord/rec_decode.h"
@@ -40,6 +28,8 @@
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_tp.h"
 #include "librecord/rec_util.h"
+#include "librecord/tfile_defs.h"
+#include "librecord/tfile_encode.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,20 +47,116 @@
 #endif
 
 #define TFILE_MAX_SPOOLS 4096
-#define TFILE_OUTBUF	 (1u << 20)
-#define TFILE_TSV_TID	 1
-#define TFILE_TSV_TS	 2
-#define TFILE_TSV_HITS	 3
-#define TFILE_TSV_TP0	 16 /* + tracepoint number: hits_<function>, initial value = its hits */
-#define TFILE_COLLECT	 "collect $regs, $args, $tid, $ts_ns, $hits"
 
 static int tfile_forked;    /* this image is a fork child: its files get a .<pid> suffix */
 static uint64_t tfile_lost; /* hits the rings dropped (lost_before/after), atomic */
+static void *tfile_defs_map; /* the table's mapping of the definitions file, or NULL */
+static size_t tfile_defs_map_size;
 
 static size_t tfile_spool_name(char *buf, size_t size, const struct rec_session *s, pid_t tid)
 {
 	return rec_snprintf(buf, size, "tfile.%d.%llu.%d", (int)s->pid,
 			    (unsigned long long)s->start_ns, (int)tid);
+}
+
+static void tfile_defs_name(char *buf, size_t size, const struct rec_session *s, int tmp)
+{
+	rec_snprintf(buf, size, "%stp.%d.%llu%s", tmp ? "." : "", (int)s->pid,
+		     (unsigned long long)s->start_ns, tmp ? ".tmp" : "");
+}
+
+static uint64_t tfile_now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME at the CLOCK_MONOTONIC instant mono_ns, in us */
+static uint64_t tfile_real_us(uint64_t mono_ns)
+{
+	uint64_t mono = rec_clock_ns(), real = tfile_now(CLOCK_REALTIME);
+
+	return (real - (mono - mono_ns)) / 1000;
+}
+
+/*
+ * Write .flightrec/tp.<pid>.<session ns> (tfile_defs.h) from the current table, map its table
+ * region and make it the table. With zero_hits (a fork child), the copy's counters start at 0:
+ * the table being copied is then the parent's mapping, which the child must never write.
+ * 0, or -1 with the table left where it was.
+ */
+static int tfile_defs_create(struct rec_session *s, int zero_hits)
+{
+	struct tfile_defs_hdr *h;
+	uint32_t table = tfile_defs_table_size(rec_ntp);
+	size_t nmod = rec_symtab_nmodules(), off;
+	char tmp[96], name[96];
+	uint8_t page[TFILE_DEFS_HDR_SIZE];
+	struct rec_tp *map;
+	int fd;
+
+	if (nmod > TFILE_DEFS_MAX_MODS)
+		nmod = TFILE_DEFS_MAX_MODS;
+	tfile_defs_name(tmp, sizeof(tmp), s, 1);
+	tfile_defs_name(name, sizeof(name), s, 0);
+	fd = openat(s->ringdirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	off = TFILE_DEFS_HDR_SIZE + table;
+	if (ftruncate(fd, (off_t)(off + nmod * sizeof(struct tfile_defs_module))) < 0)
+		goto fail;
+	memset(page, 0, sizeof(page));
+	h = (struct tfile_defs_hdr *)page;
+	memcpy(h->magic, TFILE_DEFS_MAGIC, sizeof(h->magic));
+	h->version = TFILE_DEFS_VERSION;
+	h->hdr_size = TFILE_DEFS_HDR_SIZE;
+	h->pid = s->pid;
+	h->ntp = rec_ntp;
+	h->session_ns = s->start_ns;
+	h->start_real_ns = tfile_real_us(s->start_ns) * 1000;
+	h->tp_size = sizeof(struct rec_tp);
+	h->table_size = table;
+	h->nmod = (uint32_t)nmod;
+	h->mod_size = sizeof(struct tfile_defs_module);
+	h->forked = (uint32_t)tfile_forked;
+	h->tp_stack = rec_tp_stack;
+	h->max_frames = rec_tp_max_frames;
+	rec_snprintf(h->exe, sizeof(h->exe), "%s", s->exe);
+	if (rec_pwrite_all(fd, page, sizeof(page), 0) < 0)
+		goto fail;
+	for (size_t i = 0; i < nmod; i++) {
+		const struct rec_module *m = rec_symtab_module_at(i);
+		struct tfile_defs_module dm;
+		memset(&dm, 0, sizeof(dm));
+		rec_snprintf(dm.path, sizeof(dm.path), "%s", m->path);
+		dm.bias = m->bias;
+		dm.is_exe = (uint32_t)m->is_exe;
+		dm.is_dyn = (uint32_t)m->is_dyn;
+		if (rec_pwrite_all(fd, &dm, sizeof(dm), (off_t)(off + i * sizeof(dm))) < 0)
+			goto fail;
+	}
+	map = mmap(NULL, table, PROT_READ | PROT_WRITE, MAP_SHARED, fd, TFILE_DEFS_HDR_SIZE);
+	if (map == MAP_FAILED)
+		goto fail;
+	memcpy(map, rec_tps, rec_ntp * sizeof(*map));
+	if (zero_hits)
+		for (uint32_t i = 0; i < rec_ntp; i++)
+			map[i].hits = 0;
+	if (renameat(s->ringdirfd, tmp, s->ringdirfd, name) < 0) {
+		munmap(map, table);
+		goto fail;
+	}
+	close(fd);
+	rec_tp_move(map);
+	tfile_defs_map = map;
+	tfile_defs_map_size = table;
+	return 0;
+fail:
+	close(fd);
+	unlinkat(s->ringdirfd, tmp, 0);
+	return -1;
 }
 
 static int tfile_open_session(struct rec_session *s)
@@ -80,17 +166,45 @@ static int tfile_open_session(struct rec_session *s)
 	if (n == 0)
 		rec_warn("no tracepoint to record in %s (FLIGHTREC_TRACEPOINTS=%s)", s->exe,
 			 s->cfg.tracepoints);
+	if (tfile_defs_create(s, 0) < 0)
+		rec_warn("cannot write %s/.flightrec/tp.%d.%llu (a trace this process does not "
+			 "finish cannot be salvaged):",
+			 s->dir, (int)s->pid, (unsigned long long)s->start_ns);
 	return 0;
 }
 
+/* The child gets its own table and definitions file: its trace counts its own hits. */
 static void tfile_fork_child(struct rec_session *s, pid_t ppid)
 {
-	(void)s;
+	void *parent = tfile_defs_map;
+	size_t parent_size = tfile_defs_map_size;
+
 	(void)ppid;
 	tfile_forked = 1;
 	tfile_lost = 0;
-	for (uint32_t i = 0; i < rec_ntp; i++)
-		rec_tps[i].hits = 0; /* the child's trace counts its own hits */
+	tfile_defs_map = NULL;
+	if (tfile_defs_create(s, 1) < 0) {
+		if (parent) {
+			/* a private copy: the parent's mapping is shared with the parent */
+			struct rec_tp *copy = mmap(NULL, parent_size, PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (copy == MAP_FAILED)
+				copy = NULL;
+			if (copy) {
+				memcpy(copy, rec_tps, rec_ntp * sizeof(*copy));
+				rec_tp_move(copy);
+			} else {
+				rec_ntp = 0; /* the child cannot count without writing the parent's */
+			}
+		}
+		for (uint32_t i = 0; i < rec_ntp; i++)
+			rec_tps[i].hits = 0;
+		rec_warn("cannot write %s/.flightrec/tp.%d.%llu (a trace this process does not "
+			 "finish cannot be salvaged):",
+			 s->dir, (int)s->pid, (unsigned long long)s->start_ns);
+	}
+	if (parent && rec_tps != parent)
+		munmap(parent, parent_size);
 }
 
 static int tfile_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -134,107 +248,7 @@ static void tfile_close_thread(struct rec_session *s, struct rec_thread *t, uint
 	t->sink_fd = -1;
 }
 
-/* --- frame encoding -------------------------------------------------------------------- */
-
-size_t tfile_frame_size(const struct rec_tp_frame *f)
-{
-	return 6 + 1 + TFILE_REGBLOCK_SIZE + (f->stack_len ? 1 + 8 + 2 + f->stack_len : 0) +
-	       3 * (1 + 4 + 8);
-}
-
-static uint8_t *tfile_put(uint8_t *p, const void *v, size_t n)
-{
-	memcpy(p, v, n);
-	return p + n;
-}
-
-static uint8_t *tfile_put_tsv(uint8_t *p, int32_t num, int64_t v)
-{
-	*p++ = 'V';
-	p = tfile_put(p, &num, 4);
-	return tfile_put(p, &v, 8);
-}
-
-/* gdb's amd64-linux register block, remote `g' packet order */
-static void tfile_regblock(const struct rec_tp_regs *r, uint8_t *b)
-{
-	uint32_t v32;
-	uint64_t v64;
-
-	memset(b, 0, TFILE_REGBLOCK_SIZE);
-	memcpy(b, r->gpr, 16 * 8); /* rax .. r15 */
-	memcpy(b + 128, &r->rip, 8);
-	v32 = (uint32_t)r->eflags;
-	memcpy(b + 136, &v32, 4);
-	v32 = 0x33; /* cs, as on x86-64 Linux user space */
-	memcpy(b + 140, &v32, 4);
-	v32 = 0x2b; /* ss; ds es fs gs are 0 */
-	memcpy(b + 144, &v32, 4);
-	/* st0-7 at 164: empty at a function's entry (the ABI leaves the x87 stack empty) */
-	v32 = r->fcw;
-	memcpy(b + 244, &v32, 4);
-	v32 = r->fsw;
-	memcpy(b + 248, &v32, 4);
-	v32 = 0xffff; /* ftag: every register empty */
-	memcpy(b + 252, &v32, 4);
-	memcpy(b + 276, r->xmm, 256); /* xmm0-15 */
-	memcpy(b + 532, &r->mxcsr, 4);
-	v64 = (uint64_t)-1; /* orig_rax: not in a system call */
-	memcpy(b + 536, &v64, 8);
-	memcpy(b + 544, &r->fs_base, 8);
-	/* gs_base 0 */
-}
-
-size_t tfile_encode_frame(const struct rec_tp_frame *f, uint8_t *out)
-{
-	uint16_t tp = f->tpnum;
-	uint32_t size = (uint32_t)(tfile_frame_size(f) - 6);
-	uint8_t *p = out;
-
-	p = tfile_put(p, &tp, 2);
-	p = tfile_put(p, &size, 4);
-	*p++ = 'R';
-	tfile_regblock(&f->regs, p);
-	p += TFILE_REGBLOCK_SIZE;
-	if (f->stack_len) {
-		uint64_t addr = f->regs.gpr[REC_TP_RSP];
-		uint16_t len = (uint16_t)f->stack_len;
-		*p++ = 'M';
-		p = tfile_put(p, &addr, 8);
-		p = tfile_put(p, &len, 2);
-		p = tfile_put(p, f + 1, f->stack_len);
-	}
-	p = tfile_put_tsv(p, TFILE_TSV_TID, (int64_t)f->tid);
-	p = tfile_put_tsv(p, TFILE_TSV_TS, (int64_t)f->ns);
-	p = tfile_put_tsv(p, TFILE_TSV_HITS, (int64_t)f->hit);
-	return (size_t)(p - out);
-}
-
 /* --- finish ---------------------------------------------------------------------------- */
-
-struct tfile_spool {
-	char name[80];
-	const uint8_t *data;
-	size_t size;
-	size_t pos;  /* next record */
-	uint64_t ns; /* of the record at pos */
-};
-
-/* Is there a whole, sane record at sp->pos? Sets sp->ns. */
-static int tfile_spool_next(struct tfile_spool *sp)
-{
-	const struct rec_tp_frame *f;
-
-	if (sp->size - sp->pos < sizeof(*f))
-		return 0;
-	f = (const struct rec_tp_frame *)(sp->data + sp->pos);
-	if (f->magic != REC_TP_FRAME_MAGIC || f->size < sizeof(*f) ||
-	    f->size > sp->size - sp->pos || f->size != rec_tp_frame_size(f->stack_len) ||
-	    f->tpnum == 0 || f->tpnum > rec_ntp)
-		return 0;
-	sp->ns = f->ns;
-	return 1;
-}
 
 struct tfile_dirent64 {
 	uint64_t ino;
@@ -289,153 +303,6 @@ static size_t tfile_open_spools(struct rec_session *s, struct tfile_spool *v, si
 	return n;
 }
 
-struct tfile_out {
-	int fd;
-	int bad;
-	uint8_t *buf;
-	size_t len;
-	uint64_t bytes;
-};
-
-static void tfile_flush(struct tfile_out *o)
-{
-	if (!o->bad && o->len && rec_write_all(o->fd, o->buf, o->len) < 0)
-		o->bad = 1;
-	o->bytes += o->len;
-	o->len = 0;
-}
-
-static void tfile_emit(struct tfile_out *o, const void *p, size_t n)
-{
-	if (o->len + n > TFILE_OUTBUF)
-		tfile_flush(o);
-	if (n > TFILE_OUTBUF) {
-		if (!o->bad && rec_write_all(o->fd, p, n) < 0)
-			o->bad = 1;
-		o->bytes += n;
-		return;
-	}
-	memcpy(o->buf + o->len, p, n);
-	o->len += n;
-}
-
-static void tfile_line(struct tfile_out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void tfile_line(struct tfile_out *o, const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	tfile_emit(o, line, (size_t)n);
-}
-
-/* hex of a string, as gdb's bin2hex; into out (room for 2 * strlen + 1) */
-static char *tfile_hex(char *out, size_t size, const char *s)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i = 0;
-
-	for (; *s && i + 2 < size; s++) {
-		out[i++] = digits[(uint8_t)*s >> 4];
-		out[i++] = digits[(uint8_t)*s & 15];
-	}
-	out[i] = '\0';
-	return out;
-}
-
-static uint64_t tfile_real_us(uint64_t mono_ns, uint64_t now_mono)
-{
-	struct timespec ts;
-	uint64_t now_real;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now_real = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return (now_real - (now_mono - mono_ns)) / 1000;
-}
-
-/* hits_<function name>, made an identifier ([A-Za-z0-9_]); _<n> added to a name taken */
-static void tfile_tsv_name(uint32_t i, char *out, size_t size)
-{
-	size_t n = rec_snprintf(out, size, "hits_%s", rec_tps[i].name);
-
-	for (size_t k = 5; k < n; k++) {
-		char c = out[k];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			out[k] = '_';
-	}
-	for (uint32_t j = 0; j < i; j++)
-		if (!strcmp(rec_tps[j].name, rec_tps[i].name)) {
-			rec_snprintf(out + n, size - n, "_%u", rec_tps[i].num);
-			break;
-		}
-}
-
-static void tfile_definitions(struct tfile_out *o, const struct rec_session *s, uint64_t frames,
-			      const uint64_t *tp_frames, const uint64_t *tp_bytes)
-{
-	char notes[360], hex[1000], src[64];
-	uint64_t hits = 0, now = rec_clock_ns();
-	size_t nl = 0;
-
-	tfile_emit(o, "\x7fTRACE0\n", 8);
-	tfile_line(o, "R %x\n", TFILE_REGBLOCK_SIZE);
-	notes[0] = '\0';
-	for (uint32_t i = 0; i < rec_ntp; i++) {
-		const struct rec_tp *tp = &rec_tps[i];
-		uint64_t h = __atomic_load_n(&tp->hits, __ATOMIC_RELAXED);
-		size_t k;
-		hits += h;
-		k = rec_snprintf(notes + nl, sizeof(notes) - nl, "%s%s: %llu hits, %llu frames",
-				 i ? "; " : "", tp->name, (unsigned long long)h,
-				 (unsigned long long)tp_frames[i]);
-		if (nl + k >= sizeof(notes) - 1) {
-			rec_snprintf(notes + (nl < sizeof(notes) - 4 ? nl : sizeof(notes) - 4), 4,
-				     "...");
-			break;
-		}
-		nl += k;
-	}
-	tfile_line(o,
-		   "status 0;tstop:%s:0;tframes:%llx;tcreated:%llx;starttime:%llx;stoptime:%llx;",
-		   tfile_hex(hex, sizeof(hex), "recording ended"), (unsigned long long)frames,
-		   (unsigned long long)(hits > frames ? hits : frames),
-		   (unsigned long long)tfile_real_us(s->start_ns, now),
-		   (unsigned long long)tfile_real_us(now, now));
-	tfile_line(o, "notes:%s\n", tfile_hex(hex, sizeof(hex), notes));
-	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_TID, tfile_hex(hex, sizeof(hex), "tid"));
-	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_TS, tfile_hex(hex, sizeof(hex), "ts_ns"));
-	tfile_line(o, "tsv %x:0:0:%s\n", TFILE_TSV_HITS, tfile_hex(hex, sizeof(hex), "hits"));
-	for (uint32_t i = 0; i < rec_ntp; i++) {
-		char name[REC_TP_NAME_MAX + 16];
-		tfile_tsv_name(i, name, sizeof(name));
-		tfile_line(o, "tsv %x:%llx:0:%s\n", TFILE_TSV_TP0 + rec_tps[i].num,
-			   (unsigned long long)__atomic_load_n(&rec_tps[i].hits, __ATOMIC_RELAXED),
-			   tfile_hex(hex, sizeof(hex), name));
-	}
-	for (uint32_t i = rec_ntp; i-- > 0;) {
-		const struct rec_tp *tp = &rec_tps[i];
-		unsigned long long a = (unsigned long long)(tp->pc ? tp->pc : tp->addr);
-		rec_snprintf(src, sizeof(src), "*0x%llx", a);
-		tfile_line(o, "tp T%x:%llx:E:0:0\n", tp->num, a);
-		tfile_line(o, "tp Z%x:%llx:at:0:%zx:%s\n", tp->num, a, strlen(src),
-			   tfile_hex(hex, sizeof(hex), src));
-		tfile_line(o, "tp Z%x:%llx:cmd:0:%zx:%s\n", tp->num, a, strlen(TFILE_COLLECT),
-			   tfile_hex(hex, sizeof(hex), TFILE_COLLECT));
-		tfile_line(o, "tp V%x:%llx:%llx:%llx\n", tp->num, a,
-			   (unsigned long long)__atomic_load_n(&tp->hits, __ATOMIC_RELAXED),
-			   (unsigned long long)tp_bytes[i]);
-	}
-	tfile_emit(o, "\n", 1);
-}
-
 static const char *tfile_prog(const struct rec_session *s)
 {
 	const char *base = strrchr(s->exe, '/');
@@ -466,32 +333,12 @@ static int tfile_write_script(struct rec_session *s, struct tfile_out *o, const 
 	o->fd = fd;
 	o->bad = 0;
 	o->len = 0;
-	tfile_line(o,
-		   "# flightrec: the tracepoint hits of %s (pid %d), for gdb:\n"
-		   "#   gdb -x %s/%s %s\n"
-		   "# then: tstatus, tfind start, tfind N, tfind tracepoint N, tdump, bt, "
-		   "info registers, print ARG\n",
-		   s->exe, (int)s->pid, s->dir, name, s->exe);
-	tfile_line(o, "set confirm off\n");
+	tfile_script_head(o, s->exe, s->pid, s->dir, name, "");
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_module *m = rec_symtab_module_at(i);
-		if (!m->path[0])
-			continue;
-		if (m->is_exe) {
-			tfile_line(o, "exec-file %s\n", m->path);
-			if (m->is_dyn)
-				tfile_line(o, "symbol-file -o 0x%llx %s\n",
-					   (unsigned long long)m->bias, m->path);
-			else
-				tfile_line(o, "symbol-file %s\n", m->path);
-		} else {
-			tfile_line(o, "add-symbol-file %s -o 0x%llx\n", m->path,
-				   (unsigned long long)m->bias);
-		}
+		tfile_script_module(o, m->path, m->bias, m->is_exe, m->is_dyn);
 	}
-	tfile_line(o, "target tfile %s/%s\n", s->dir, tf);
-	tfile_line(o, "set confirm on\n");
-	tfile_flush(o);
+	tfile_script_tail(o, s->dir, tf);
 	if (close(fd) < 0 || o->bad || renameat(s->dirfd, tmp, s->dirfd, name) < 0) {
 		unlinkat(s->dirfd, tmp, 0);
 		return -1;
@@ -503,12 +350,12 @@ static void tfile_finish(struct rec_session *s)
 {
 	size_t vsize = TFILE_MAX_SPOOLS * sizeof(struct tfile_spool);
 	size_t fsize = 2 * REC_TP_MAX * sizeof(uint64_t);
-	size_t framebuf = tfile_frame_size(&(struct rec_tp_frame){.stack_len = 65535});
-	size_t total = vsize + fsize + TFILE_OUTBUF + framebuf;
+	size_t total = vsize + fsize + TFILE_OUTBUF + tfile_frame_max();
+	struct tfile_trace tr = {.tps = rec_tps, .ntp = rec_ntp, .stop_desc = TFILE_STOP_FINISHED};
 	struct tfile_spool *v;
-	uint64_t *tp_frames, *tp_bytes, frames = 0;
 	struct tfile_out o = {.fd = -1};
 	char tmp[600], name[600], base[560];
+	uint64_t *scratch, frames;
 	uint8_t *frame;
 	size_t n;
 	int fd;
@@ -518,27 +365,10 @@ static void tfile_finish(struct rec_session *s)
 		rec_warn("no memory to write the trace file");
 		return;
 	}
-	tp_frames = (uint64_t *)((uint8_t *)v + vsize);
-	tp_bytes = tp_frames + REC_TP_MAX;
-	o.buf = (uint8_t *)tp_frames + fsize;
+	scratch = (uint64_t *)((uint8_t *)v + vsize);
+	o.buf = (uint8_t *)scratch + fsize;
 	frame = o.buf + TFILE_OUTBUF;
 	n = tfile_open_spools(s, v, TFILE_MAX_SPOOLS);
-
-	/* count what each tracepoint has */
-	for (size_t i = 0; i < n; i++) {
-		struct tfile_spool sp = v[i];
-		while (tfile_spool_next(&sp)) {
-			const struct rec_tp_frame *f = (const void *)(sp.data + sp.pos);
-			tp_frames[f->tpnum - 1]++;
-			tp_bytes[f->tpnum - 1] += tfile_frame_size(f);
-			frames++;
-			sp.pos += f->size;
-		}
-		if (sp.pos != sp.size)
-			rec_warn("%s/.flightrec/%s: a broken record at offset %zu, the rest is "
-				 "left out",
-				 s->dir, v[i].name, sp.pos);
-	}
 
 	tfile_tmp(s, ".tf", tmp, sizeof(tmp));
 	fd = rec_open_write(s->dirfd, tmp, O_TRUNC);
@@ -547,27 +377,14 @@ static void tfile_finish(struct rec_session *s)
 		goto out;
 	}
 	o.fd = fd;
-	tfile_definitions(&o, s, frames, tp_frames, tp_bytes);
-	/* frames by time over all threads (a thread's own are in order already) */
+	tr.start_us = tfile_real_us(s->start_ns);
+	tr.stop_us = tfile_now(CLOCK_REALTIME) / 1000;
+	frames = tfile_write_trace(&o, &tr, v, n, scratch, frame);
 	for (size_t i = 0; i < n; i++)
-		if (!tfile_spool_next(&v[i]))
-			v[i].pos = v[i].size;
-	for (;;) {
-		struct tfile_spool *best = NULL;
-		const struct rec_tp_frame *f;
-		for (size_t i = 0; i < n; i++)
-			if (v[i].pos < v[i].size && (!best || v[i].ns < best->ns))
-				best = &v[i];
-		if (!best)
-			break;
-		f = (const void *)(best->data + best->pos);
-		tfile_emit(&o, frame, tfile_encode_frame(f, frame));
-		best->pos += f->size;
-		if (!tfile_spool_next(best))
-			best->pos = best->size;
-	}
-	tfile_emit(&o, "\0\0\0\0", 4); /* tracepoint 0: the end (gdb writes 4 bytes) */
-	tfile_flush(&o);
+		if (v[i].end != v[i].size)
+			rec_warn("%s/.flightrec/%s: a broken record at offset %zu, the rest is "
+				 "left out",
+				 s->dir, v[i].name, v[i].end);
 	if (close(fd) < 0 || o.bad ||
 	    rec_outname_publish(s->dirfd, tmp, tfile_prog(s), ".tf", tfile_forked, s->pid, base,
 				sizeof(base)) < 0) {
@@ -584,6 +401,9 @@ static void tfile_finish(struct rec_session *s)
 	rec_debug("wrote %s/%s: %llu frames", s->dir, name, (unsigned long long)frames);
 	for (size_t i = 0; i < n; i++)
 		unlinkat(s->ringdirfd, v[i].name, 0);
+	/* the trace is out: salvage has nothing to rebuild for this image */
+	tfile_defs_name(tmp, sizeof(tmp), s, 0);
+	unlinkat(s->ringdirfd, tmp, 0);
 out:
 	for (size_t i = 0; i < n; i++)
 		munmap((void *)v[i].data, v[i].size);
