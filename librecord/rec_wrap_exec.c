@@ -12,6 +12,12 @@
  * writes nothing, the parent does). A front end may keep something alive through the exec
  * (exec_keep, exec_failed: Cacheray's trace descriptor).
  *
+ * An exec that fails returns to a program whose trace is finished: everything it does after
+ * would be lost. So an exec that cannot succeed because there is no executable file to run
+ * (the usual failure: ENOENT or EACCES, a PATH search that finds nothing) is let fail without
+ * ending the image; only the rarer failures after that check (ENOEXEC, E2BIG, ENOMEM, a file
+ * removed in between) still end it.
+ *
  * Preloaded or linked as a shared object, these come before libc in symbol lookup (each
  * runtime's export map lists them); in a runtime's static archive they interpose the
  * program's calls the same way. The real functions come from dlsym(RTLD_NEXT). This object is
@@ -22,6 +28,8 @@
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +82,60 @@ static void rec_wrap_image_end(void)
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
 	    getpid() == rec_sess.pid)
 		rec_session_finish();
+}
+
+/* Is there an executable file at `path`? (the check execve makes first; errno kept) */
+static int rec_wrap_runnable(const char *path)
+{
+	int saved = errno, ok = path && path[0] && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
+
+	errno = saved;
+	return ok;
+}
+
+/* execvp's search: a name with a slash is a path; else the first PATH entry (glibc's default
+ * when PATH is unset) that holds an executable file of that name. */
+static int rec_wrap_runnable_in_path(const char *file)
+{
+	const char *path = getenv("PATH"), *dir;
+	char buf[REC_PATH_MAX];
+	size_t flen;
+
+	if (!file || !file[0])
+		return 0;
+	if (strchr(file, '/'))
+		return rec_wrap_runnable(file);
+	if (!path)
+		path = "/bin:/usr/bin";
+	flen = strlen(file);
+	for (dir = path;; dir++) {
+		const char *end = strchr(dir, ':');
+		size_t dlen = end ? (size_t)(end - dir) : strlen(dir);
+
+		if (dlen == 0 && flen + 1 < sizeof(buf)) { /* an empty entry: the current directory */
+			memcpy(buf, file, flen + 1);
+			if (rec_wrap_runnable(buf))
+				return 1;
+		} else if (dlen + 1 + flen + 1 <= sizeof(buf)) {
+			memcpy(buf, dir, dlen);
+			buf[dlen] = '/';
+			memcpy(buf + dlen + 1, file, flen + 1);
+			if (rec_wrap_runnable(buf))
+				return 1;
+		}
+		if (!end)
+			return 0;
+		dir = end;
+	}
+}
+
+/* fexecve: the descriptor's file, as the kernel will find it */
+static int rec_wrap_runnable_fd(int fd)
+{
+	int saved = errno, ok = fd >= 0 && faccessat(fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0;
+
+	errno = saved;
+	return ok;
 }
 
 /* The image ends in an exec: write it, keep what the next image continues. Returns the front
@@ -153,6 +215,8 @@ REC_WRAP_EXPORT int execve(const char *path, char *const argv[], char *const env
 {
 	if (!rec_wrap_real((void **)&rec_real_execve, "execve"))
 		return -1;
+	if (!rec_wrap_runnable(path))
+		return rec_real_execve(path, argv, envp); /* fails: this image goes on recording */
 	REC_WRAP_WITH_ENV(envp, env);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_execve(path, argv, env);
@@ -164,6 +228,8 @@ REC_WRAP_EXPORT int execvpe(const char *file, char *const argv[], char *const en
 {
 	if (!rec_wrap_real((void **)&rec_real_execvpe, "execvpe"))
 		return -1;
+	if (!rec_wrap_runnable_in_path(file))
+		return rec_real_execvpe(file, argv, envp);
 	REC_WRAP_WITH_ENV(envp, env);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_execvpe(file, argv, env);
@@ -175,6 +241,8 @@ REC_WRAP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	if (!rec_wrap_real((void **)&rec_real_fexecve, "fexecve"))
 		return -1;
+	if (!rec_wrap_runnable_fd(fd))
+		return rec_real_fexecve(fd, argv, envp);
 	REC_WRAP_WITH_ENV(envp, env);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_fexecve(fd, argv, env);
@@ -186,6 +254,8 @@ REC_WRAP_EXPORT int execv(const char *path, char *const argv[])
 {
 	if (!rec_wrap_real((void **)&rec_real_execv, "execv"))
 		return -1;
+	if (!rec_wrap_runnable(path))
+		return rec_real_execv(path, argv);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_execv(path, argv);
 	rec_wrap_exec_failed(cookie);
@@ -196,6 +266,8 @@ REC_WRAP_EXPORT int execvp(const char *file, char *const argv[])
 {
 	if (!rec_wrap_real((void **)&rec_real_execvp, "execvp"))
 		return -1;
+	if (!rec_wrap_runnable_in_path(file))
+		return rec_real_execvp(file, argv);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_execvp(file, argv);
 	rec_wrap_exec_failed(cookie);

@@ -17,7 +17,8 @@
  *     rank      MPI-like ranks: the process is rank 0 of 1, or of 2 with the fork child as 1
  *     _exit     the main thread ends the process with _exit(0) after its OHe: no
  *               ovni_thread_free, no ovni_proc_fini, no destructors
- *     exec      the same, but the image is replaced by /bin/true instead
+ *     exec      the same, but the image is replaced by /bin/true instead, after an exec of a
+ *               file that does not exist (it fails; two more events follow it)
  *
  * Prints one line per thread that emitted: "EMITTED <pid> <tid> <events>" (runtime flush
  * markers not included), which the test runner compares with the trace.
@@ -270,9 +271,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (opt_exec) {
+		/* an exec that fails must not end the trace: these two events are recorded */
+		execl("/nonexistent/true", "true", (char *)NULL);
+		ev0("OU[");
+		ev0("OU]");
+	}
 	ev0("OHe");
 	if (opt_quick || opt_exec) {
-		report(2);
+		report(opt_exec ? 4 : 2);
 		if (opt_exec) {
 			execl("/bin/true", "true", (char *)NULL);
 			perror("mt_app: exec /bin/true");

@@ -2,9 +2,12 @@
  * forkexec.c - fork, then the child execs this same program with the argument "child".
  *
  * Parent: fx_prepare, fork from fx_spawn, wait, fx_after_wait.  Child before exec:
- * fx_child_setup (recorded in the forked task, same session).  Exec'ed image (new session,
+ * fx_child_setup, then an exec of a file that does not exist (it fails, ENOENT) and
+ * fx_exec_failed: recorded in the forked task, same session (a failed exec must not end the
+ * trace).  Exec'ed image (new session,
  * same pid): main again, fx_exec_work x 5 -> fx_exec_leaf x 10.  main is counted twice.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,11 @@ FN void fx_child_setup(void)
 	e2e_sink++;
 }
 
+FN void fx_exec_failed(int err)
+{
+	e2e_sink += err;
+}
+
 FN int fx_spawn(void)
 {
 	pid_t pid;
@@ -46,6 +54,8 @@ FN int fx_spawn(void)
 		return -1;
 	if (pid == 0) {
 		fx_child_setup();
+		execl("/nonexistent/forkexec", "forkexec", "child", (char *)NULL);
+		fx_exec_failed(errno);
 		execl("/proc/self/exe", "forkexec", "child", (char *)NULL);
 		_exit(127);
 	}
