@@ -35,6 +35,7 @@ static const struct rec_salvage_format *const rsv_formats[] = {
 	&rec_salvage_xray,
 	&rec_salvage_ovni,
 	&rec_salvage_cacheray,
+	&rec_salvage_tfile,
 };
 
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)

@@ -150,5 +150,6 @@ extern const struct rec_salvage_format rec_salvage_uftrace;
 extern const struct rec_salvage_format rec_salvage_xray;
 extern const struct rec_salvage_format rec_salvage_ovni;
 extern const struct rec_salvage_format rec_salvage_cacheray;
+extern const struct rec_salvage_format rec_salvage_tfile;
 
 #endif
