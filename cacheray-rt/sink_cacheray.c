@@ -4,11 +4,20 @@
  *
  * Each chunk holds whole records of one thread, and is appended with one write() on an
  * O_APPEND descriptor, so the file stays framed and the records of different threads
- * interleave only at chunk boundaries, in any number of threads and processes: the flusher is
- * the only writer of a process (or finish, after it stopped), and the appends of processes that
- * share the file (fork children, exec'ed images) do not mix within one write on a local file
- * system. Losses are not written into the trace (the format has no record for them): they are
- * in the runtime's stats file (.flightrec/stats.<pid>.<ns>) that `flightrec stats` reads.
+ * interleave only at chunk boundaries, in any number of threads and processes. Losses are not
+ * written into the trace (the format has no record for them): they are in the runtime's stats
+ * file (.flightrec/stats.<pid>.<ns>) that `flightrec stats` reads.
+ *
+ * The append lock (append_lock/append_unlock, rec_sink.h): the writers of a process (the
+ * flusher, finish, or every thread under the drain policy) take a mutex, and the processes
+ * that share the file (fork children, exec'ed images) a POSIX write lock on all of it (a
+ * process's, released by the kernel when it dies). Under it the file's end is where the next
+ * chunk goes: librecord records that offset and the length in the thread's ring header before
+ * the write and the write's end after it, so salvage knows exactly which bytes a write a
+ * SIGKILL cut short left (rec_salvage_cacheray.c), wherever other threads appended meanwhile.
+ * Cost: a mutex, two fcntl and an lseek per chunk written, nothing per event. A thread that
+ * holds it and re-enters (finish from a fatal signal handler that interrupted its write) goes
+ * on without waiting for itself.
  *
  * Who starts a new trace: the first process of a recording. Every process holding the trace open
  * keeps a shared flock() on it; a process that opens a non-empty trace and can take the lock
@@ -23,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +41,13 @@
 #include <unistd.h>
 
 static int cr_fd = -1;
+static int cr_regular;  /* cr_fd is a regular file: appends have an offset */
+
+/* the append lock: the mutex, its holder (tid) and how deep it re-entered */
+static pthread_mutex_t cr_append_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t cr_append_owner;
+static unsigned cr_append_depth;
+static int cr_append_plock; /* the POSIX lock is held */
 
 int cr_trace_fd(void)
 {
@@ -128,7 +145,9 @@ static int cacheray_open_session(struct rec_session *s)
 	}
 	/* a shared lock for as long as this process (or what it execs) may append */
 	flock(fd, LOCK_SH);
+	/* before any append lock is taken: closing a copy drops the process's POSIX locks */
 	cr_close_inherited(fd);
+	cr_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	cr_fd = fd;
 	/* in every ring's header: salvage appends the chunks of a killed process there */
 	rec_snprintf(s->out_path, sizeof(s->out_path), "%s", cr_trace_path);
@@ -154,8 +173,70 @@ static int cacheray_write_chunk(struct rec_session *s, struct rec_thread *t, con
 	return 0;
 }
 
+static int cr_plock(short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	int r;
+
+	do
+		r = fcntl(cr_fd, F_SETLKW, &fl);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static int64_t cacheray_append_lock(struct rec_session *s)
+{
+	pid_t me = rec_gettid();
+	int saved = errno;
+	off_t end;
+
+	(void)s;
+	if (__atomic_load_n(&cr_append_owner, __ATOMIC_RELAXED) == me) {
+		cr_append_depth++; /* a fatal signal's finish in the middle of our own write */
+	} else {
+		pthread_mutex_lock(&cr_append_mu);
+		__atomic_store_n(&cr_append_owner, me, __ATOMIC_RELAXED);
+		cr_append_depth = 1;
+		/* no lock (ENOLCK, a file system without them): the threads of this process are
+		 * still in order, which is all a process alone needs */
+		cr_append_plock = cr_fd >= 0 && cr_regular && cr_plock(F_WRLCK) == 0;
+	}
+	end = cr_fd >= 0 && cr_regular ? lseek(cr_fd, 0, SEEK_END) : -1;
+	errno = saved;
+	return end < 0 ? -1 : (int64_t)end;
+}
+
+static void cacheray_append_unlock(struct rec_session *s)
+{
+	int saved = errno;
+
+	(void)s;
+	if (--cr_append_depth > 0)
+		return;
+	if (cr_append_plock)
+		cr_plock(F_UNLCK);
+	cr_append_plock = 0;
+	__atomic_store_n(&cr_append_owner, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cr_append_mu);
+	errno = saved;
+}
+
+/* the child has only the forking thread, and none of the parent's POSIX locks */
+static void cacheray_fork_child(struct rec_session *s, pid_t ppid)
+{
+	(void)s;
+	(void)ppid;
+	pthread_mutex_init(&cr_append_mu, NULL);
+	cr_append_owner = 0;
+	cr_append_depth = 0;
+	cr_append_plock = 0;
+}
+
 const struct rec_sink rec_sink_cacheray = {
 	.name = "cacheray",
 	.open_session = cacheray_open_session,
+	.fork_child = cacheray_fork_child,
 	.write_chunk = cacheray_write_chunk,
+	.append_lock = cacheray_append_lock,
+	.append_unlock = cacheray_append_unlock,
 };

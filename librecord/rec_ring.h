@@ -29,7 +29,7 @@
 #include "librecord/rec_util.h"
 
 #define REC_RING_MAGIC "FRRING1"
-#define REC_RING_VERSION 2 /* 2: the drainer's progress in the header */
+#define REC_RING_VERSION 3 /* 2: the drainer's progress in the header; 3: write_len */
 #define REC_RING_HDR_SIZE 4096u
 #define REC_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 
@@ -56,9 +56,15 @@ struct rec_ring_hdr {
 	 * byte exactly once after a SIGKILL. rec_chunk_write stores write_pos then write_seq
 	 * before handing a chunk to the sink, done_len then done_seq after it returns: a
 	 * write_seq above done_seq is a write the kill cut short, which salvage undoes by
-	 * cutting the thread's output file back to write_pos. Release stores, in that order. */
+	 * cutting the thread's output file back to write_pos. Release stores, in that order.
+	 * A sink that appends every thread's chunks to ONE file (out_path) says where each goes:
+	 * under its append lock, after write_seq, rec_chunk_write stores write_len then write_pos
+	 * (the file's end, where exactly these bytes go), and done_len/done_seq before it lets
+	 * the lock go; write_pos stays -1 until then (salvage: nothing of the chunk is there). */
 	uint64_t write_seq;     /* chunk being handed to the sink (0: none yet) */
-	int64_t write_pos;      /* size of the thread's sink_fd file before it, -1 if none */
+	int64_t write_pos;      /* size of the thread's sink_fd file before it, -1 if none; for
+				 * a shared output, the offset of this chunk's bytes in it */
+	uint64_t write_len;     /* shared output: bytes of the chunk written at write_pos */
 	uint64_t done_seq;      /* last chunk the sink returned from */
 	uint64_t done_len;      /* bytes of it written (finish writes a FILLING chunk in part) */
 	uint64_t overwritten;   /* overwrite policy: events of chunks reused unwritten */

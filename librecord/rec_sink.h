@@ -9,6 +9,8 @@
  *   open_thread   in the recording thread, when it first records (slow path)
  *   write_chunk   flusher thread (or the producer under the drain policy, or finish):
  *                 chunks of one thread arrive in sequence order, never concurrently
+ *   append_lock/append_unlock   around write_chunk, when the sink has them (one file for
+ *                 every thread: a chunk's offset is known only under the lock)
  *   close_thread  flusher or finish, after the thread's last chunk
  *   finish        once per process image (exit, _exit, fatal signal, exec)
  * A sink never calls instrumented code and never allocates in write_chunk.
@@ -39,6 +41,16 @@ struct rec_sink {
 			   size_t len, uint64_t lost_before);
 	void (*close_thread)(struct rec_session *s, struct rec_thread *t, uint64_t lost_after);
 	void (*finish)(struct rec_session *s);
+	/* optional, for a sink that appends the chunks of every thread (and process) to ONE file
+	 * (rec_session.out_path): around one write_chunk, the right to append, exclusive among
+	 * every writer of that file. append_lock returns the file's end, where the chunk's bytes
+	 * will go (-1: not known, e.g. not a regular file); the drainer records it in the ring
+	 * header, then writes, then records the write done, before append_unlock (rec_ring.h:
+	 * salvage then knows exactly where a write a kill cut short lives). Slow path: taken once
+	 * per chunk, never by a hook. Re-entered by the thread that holds it (finish from a fatal
+	 * signal in the middle of a write), it must not wait for itself. */
+	int64_t (*append_lock)(struct rec_session *s);
+	void (*append_unlock)(struct rec_session *s);
 };
 
 #endif

@@ -402,6 +402,7 @@ void *rec_reserve_slow(struct rec_thread *t, size_t n)
 static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
 {
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
+	int64_t (*append)(struct rec_session *) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
@@ -415,11 +416,23 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 			 t->sink_fd >= 0 ? (int64_t)lseek(t->sink_fd, 0, SEEK_END) : -1,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&h->write_seq, c->seq, __ATOMIC_RELEASE);
+	if (append) {
+		/* one file for every thread (and process): where this chunk goes is known only
+		 * under the sink's append lock; from the claim to done_seq nobody else appends,
+		 * so salvage finds exactly these bytes at write_pos (rec_ring.h) */
+		int64_t pos = append(&rec_sess);
+		if (pos >= 0) {
+			__atomic_store_n(&h->write_len, len, __ATOMIC_RELEASE);
+			__atomic_store_n(&h->write_pos, pos, __ATOMIC_RELEASE);
+		}
+	}
 	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)
 		t->bytes += len;
 	__atomic_store_n(&h->overwritten_told, t->overwritten_told, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_len, len, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_seq, c->seq, __ATOMIC_RELEASE);
+	if (append)
+		rec_sess.sink->append_unlock(&rec_sess);
 	t->flush_seq = c->seq;
 }
 
