@@ -54,6 +54,7 @@ void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
 void rec_salvage_chunk_begin(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c,
 			     int64_t pos)
 {
+	__atomic_store_n(&r->hdr->write_len, c->len - c->off, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr->write_pos, pos, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr->write_seq, c->seq, __ATOMIC_RELEASE);
 }
@@ -195,6 +196,7 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 	if (wseq > done) {
 		r->cut = true;
 		r->cut_pos = h.write_pos;
+		r->cut_len = h.write_len;
 	}
 
 	for (uint32_t i = 0; i < h.chunk_count; i++) {

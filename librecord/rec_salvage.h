@@ -71,7 +71,10 @@ struct rec_salvage_ring {
 	struct rec_salvage_chunk *chunks; /* to write, seq order */
 	size_t nr_chunks;
 	bool cut;              /* write_seq > done_seq: cut the output back to cut_pos */
-	int64_t cut_pos;       /* -1: unknown (the format must cope, e.g. cut at a record) */
+	int64_t cut_pos;       /* -1: unknown (the format must cope, e.g. cut at a record);
+				* one file for every thread: where the cut chunk's bytes went,
+				* -1 if the kill came before they had a place */
+	uint64_t cut_len;      /* ... and how many (one file for every thread) */
 	uint64_t lost_tail;    /* events lost after the last chunk: counted after the last
 				* chunk was taken, or reused chunks with none left */
 	uint64_t gaps;         /* chunks missing without an account of their events */
@@ -127,7 +130,8 @@ struct rec_salvage_format {
 	int (*salvage)(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rings, size_t nr);
 };
 
-/* around the write of one chunk's bytes: POS is the output's size before it (-1: none) */
+/* around the write of one chunk's bytes: POS is the output's size before it (-1: none); it
+ * and the bytes' count are what a later salvage finds as cut_pos/cut_len */
 void rec_salvage_chunk_begin(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c,
 			     int64_t pos);
 void rec_salvage_chunk_done(struct rec_salvage_ring *r, const struct rec_salvage_chunk *c);

@@ -2,16 +2,33 @@
  * rec_salvage_cacheray: salvage for Cacheray traces (cacheray-rt's rings, format "cacheray").
  *
  * Every thread of every process of a recording appends whole chunks to ONE trace file (no
- * header), named in each ring's header (out_path). A dead process leaves its rings; the trace
- * holds what its flusher wrote, possibly ending with the part of a chunk a kill cut short.
- * Salvage, per trace file, while it holds flock(LOCK_EX) on it (every live process of the
- * recording holds LOCK_SH: a trace still in use is left for later):
- *   1. the trace is cut at its last whole record (the torn end of a write);
- *   2. when a ring's write was cut short (write_seq > done_seq), the whole records of that chunk
- *      that did reach the trace are its last bytes: found by comparing the trace's end with
- *      the chunk's record boundaries, they are not written twice;
- *   3. each ring's unwritten chunks are appended whole, ring after ring (records of different
- *      threads interleave only at chunk boundaries, as when the flusher writes them).
+ * header), named in each ring's header (out_path), under the sink's append lock
+ * (cacheray-rt/sink_cacheray.c): a chunk's offset is taken and recorded in its ring's header
+ * (write_pos, write_len) before its write, and the write recorded done before the lock goes.
+ * A dead process leaves its rings; the trace holds what it wrote, possibly with the part of a
+ * chunk a kill cut short, exactly at that ring's write_pos. Salvage, per trace file, while it
+ * holds flock(LOCK_EX) on it (every live process of the recording holds LOCK_SH: a trace still
+ * in use is left for later):
+ *   1. each ring whose write was cut short (write_seq > done_seq) says where its chunk went:
+ *      nowhere yet (write_pos -1: killed before it had a place: written whole, later), or
+ *      write_len bytes at write_pos. Those bytes are checked against the chunk, at that place
+ *      only (never searched for), last place first:
+ *        - the trace ends within them and they are the chunk's first bytes: the write was cut
+ *          short (or killed before done_seq): the trace is cut back to write_pos, the chunk
+ *          written again whole;
+ *        - all of them are there and the trace goes on (another process appended after):
+ *          the write was whole, the chunk is done;
+ *        - something else is there from the first record on (the kill came before the
+ *          write, another process appended there): the chunk is written whole, later;
+ *        - the chunk's first records and then something else: a torn write another process
+ *          appended after (what the append lock cannot prevent once its holder is dead):
+ *          reported, the trace left as it is;
+ *   2. what is left must be made of whole records, but for a torn end, which is cut (a
+ *      write no ring accounts for);
+ *   3. the trace is cut back to the first place steps 1 and 2 chose;
+ *   4. each ring's unwritten chunks are appended whole, ring after ring (records of different
+ *      threads interleave only at chunk boundaries, as when the runtime writes them), each
+ *      with the same protocol in the ring header, so an interrupted salvage is run again.
  * The format has no loss record: losses are in salvage's report.
  * The trace file is trusted only if it is a regular file (no link followed) owned by the
  * owner of the rings and made of Cacheray records: anything else is left alone.
@@ -20,6 +37,7 @@
 #include "librecord/rec_util.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,27 +108,88 @@ static void cs_walk(const uint8_t *p, uint64_t n, struct cs_walk *w)
 	}
 }
 
-/* how many leading bytes of chunk C are already the trace's last bytes (a write cut short) */
-static uint64_t cs_prefix_done(const uint8_t *trace, uint64_t size, const uint8_t *c,
-			       uint64_t len)
-{
-	struct cs_walk w = { 0 };
-	uint64_t done = 0;
+/* a cut-short write's claim on the trace: write_len bytes of chunk c at write_pos */
+struct cs_claim {
+	struct rec_salvage_ring *r;
+	struct rec_salvage_chunk *c; /* NULL: the ring no longer holds it */
+	uint64_t pos, len;
+};
 
-	w.cap = 1024;
-	w.bounds = malloc(w.cap * sizeof(*w.bounds));
-	if (!w.bounds)
-		return 0;
-	cs_walk(c, len, &w);
-	for (size_t i = w.nb; i-- > 0;) {
-		uint64_t k = w.bounds[i];
-		if (k <= size && memcmp(trace + size - k, c, k) == 0) {
-			done = k;
-			break;
-		}
+static int cs_claim_cmp(const void *a, const void *b)
+{
+	const struct cs_claim *x = a, *y = b;
+	return (x->pos < y->pos) - (x->pos > y->pos); /* last place first */
+}
+
+/*
+ * Step 2 for one claim, with the trace's first *end bytes at m: 0, or -1 when the trace
+ * cannot be mended (said on the log). *end becomes write_pos when the claim is the trace's
+ * tail (cut there); a chunk found whole gets off = its length.
+ */
+static int cs_claim_check(struct rec_salvage_ctx *ctx, const char *path, const uint8_t *m,
+			  uint64_t *end, struct cs_claim *k)
+{
+	struct rec_salvage_ring *r = k->r;
+	struct rec_salvage_chunk *c = k->c;
+	uint64_t have, same = 0, first;
+
+	if (!c) {
+		rec_salvage_log(ctx, "%s: chunk %llu, written at offset %llu of %s when the process "
+				"died, is not in the ring: the trace is left as it is", r->name,
+				(unsigned long long)r->hdr->write_seq, (unsigned long long)k->pos,
+				path);
+		return -1;
 	}
-	free(w.bounds);
-	return done;
+	if (k->len > c->len) {
+		rec_salvage_log(ctx, "%s: header offset 0x%zx: write_len %llu is larger than chunk "
+				"%llu (%llu bytes): the trace is left as it is", r->name,
+				offsetof(struct rec_ring_hdr, write_len), (unsigned long long)k->len,
+				(unsigned long long)c->seq, (unsigned long long)c->len);
+		return -1;
+	}
+	if (k->pos > *end) {
+		/* the trace was cut or replaced since: nothing of it can be there */
+		rec_salvage_log(ctx, "%s: chunk %llu was to go at offset %llu, past the end of %s "
+				"(%llu bytes): written whole", r->name, (unsigned long long)c->seq,
+				(unsigned long long)k->pos, path, (unsigned long long)*end);
+		return 0;
+	}
+	have = *end - k->pos < k->len ? *end - k->pos : k->len;
+	while (same < have && m[k->pos + same] == c->data[same])
+		same++;
+	if (same == have && *end - k->pos <= k->len) {
+		/* the trace's tail: cut short (or whole, killed before done_seq) */
+		rec_salvage_log(ctx, "%s: chunk %llu, cut short at offset %llu of %s (%llu of its "
+				"%llu bytes there): cut back, written again whole", r->name,
+				(unsigned long long)c->seq, (unsigned long long)k->pos, path,
+				(unsigned long long)have, (unsigned long long)k->len);
+		*end = k->pos;
+		return 0;
+	}
+	if (same == have) {
+		/* whole, and another process appended after it */
+		c->off = k->len;
+		c->lost_before = 0; /* as for any chunk the runtime wrote */
+		__atomic_store_n(&r->hdr->done_len, k->len, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->hdr->done_seq, c->seq, __ATOMIC_RELEASE);
+		rec_salvage_log(ctx, "%s: chunk %llu was written whole at offset %llu of %s before "
+				"the kill", r->name, (unsigned long long)c->seq,
+				(unsigned long long)k->pos, path);
+		return 0;
+	}
+	first = cs_len(c->data, c->len);
+	if (same < first || !first) {
+		/* another process's records from the first byte on: ours never got there */
+		rec_salvage_log(ctx, "%s: chunk %llu was to go at offset %llu of %s, another "
+				"process's records are there: written whole", r->name,
+				(unsigned long long)c->seq, (unsigned long long)k->pos, path);
+		return 0;
+	}
+	rec_salvage_log(ctx, "%s: offset %llu: chunk %llu of %s begins there, cut short by the "
+			"kill, and other writes follow within its %llu bytes: the trace cannot be "
+			"mended and is left as it is", path, (unsigned long long)k->pos,
+			(unsigned long long)c->seq, r->name, (unsigned long long)k->len);
+	return -1;
 }
 
 static int cs_path_cmp(const void *a, const void *b)
@@ -130,10 +209,12 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 			    size_t n)
 {
 	const char *path = rings[0]->hdr->out_path;
+	struct cs_claim *claims = NULL;
 	struct cs_walk w = { 0 };
 	struct stat st;
 	uint8_t *m = NULL;
-	uint64_t size;
+	uint64_t size, end;
+	size_t nc = 0;
 	int fd;
 
 	if (path[0] != '/') {
@@ -170,8 +251,7 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 		close(fd);
 		return -1;
 	}
-	/* 1. whole records only */
-	size = (uint64_t)st.st_size;
+	size = end = (uint64_t)st.st_size;
 	if (size) {
 		m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED) {
@@ -179,44 +259,55 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 			close(fd);
 			return -1;
 		}
-		cs_walk(m, size, &w);
-		if (w.bad) {
-			rec_salvage_log(ctx, "%s: offset 0x%llx: not a record (a damaged trace: "
-					"left as it is)", path, (unsigned long long)w.end);
-			munmap(m, size);
-			close(fd);
-			return -1;
-		}
-		if (w.end < size)
-			rec_salvage_log(ctx, "%s: %llu bytes of a record cut short removed", path,
-					(unsigned long long)(size - w.end));
 	}
-	/* 2. what a cut-short write already put there */
+	/* 1. where the cut-short writes went, last place first (each may cut the tail back) */
+	claims = calloc(n ? n : 1, sizeof(*claims));
+	if (!claims) {
+		rec_salvage_log(ctx, "%s: out of memory", path);
+		goto fail;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct rec_salvage_ring *r = rings[i];
-		for (size_t k = 0; r->cut && k < r->nr_chunks && m; k++) {
-			struct rec_salvage_chunk *c = &r->chunks[k];
-			if (c->seq != r->hdr->write_seq || c->off)
-				continue;
-			uint64_t done = cs_prefix_done(m, w.end, c->data, c->len);
-			if (done) {
-				/* those records stay where they are, once */
-				c->off = done;
-				rec_salvage_log(ctx, "%s: %llu bytes of chunk %llu were written "
-						"before the kill", r->name, (unsigned long long)done,
-						(unsigned long long)c->seq);
-			}
-		}
+		struct cs_claim *k = &claims[nc];
+
+		if (!r->cut || r->cut_pos < 0)
+			continue; /* nothing of it written, or killed before its place was known */
+		k->r = r;
+		k->pos = (uint64_t)r->cut_pos;
+		k->len = r->cut_len;
+		for (size_t j = 0; j < r->nr_chunks; j++)
+			if (r->chunks[j].seq == r->hdr->write_seq && !r->chunks[j].off)
+				k->c = &r->chunks[j];
+		nc++;
 	}
+	qsort(claims, nc, sizeof(*claims), cs_claim_cmp);
+	for (size_t i = 0; i < nc; i++)
+		if (cs_claim_check(ctx, path, m, &end, &claims[i]) < 0)
+			goto fail;
+	/* 2. whole records only, but for a torn end no ring accounts for */
+	cs_walk(m ? m : (const uint8_t *)"", end, &w);
+	if (w.bad) {
+		rec_salvage_log(ctx, "%s: offset 0x%llx: not a record (a damaged trace: "
+				"left as it is)", path, (unsigned long long)w.end);
+		goto fail;
+	}
+	if (w.end < end) {
+		rec_salvage_log(ctx, "%s: %llu bytes of a record cut short removed", path,
+				(unsigned long long)(end - w.end));
+		end = w.end;
+	}
+	free(claims);
+	claims = NULL;
 	if (m)
 		munmap(m, size);
-	if (w.end < size && ftruncate(fd, (off_t)w.end) < 0) {
+	m = NULL;
+	/* 3. */
+	if (end < size && ftruncate(fd, (off_t)end) < 0) {
 		rec_salvage_log(ctx, "%s: cannot cut it: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	/* 3. the rest, chunk by chunk */
-	lseek(fd, 0, SEEK_END);
+	/* 4. the rest, chunk by chunk; each write's place in the ring header first */
 	for (size_t i = 0; i < n; i++) {
 		struct rec_salvage_ring *r = rings[i];
 		for (size_t k = 0; k < r->nr_chunks; k++) {
@@ -224,12 +315,13 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 			struct cs_walk cw = { 0 };
 			uint64_t len = c->len - c->off;
 
-			rec_salvage_chunk_begin(r, c, -1);
-			if (len && rec_write_all(fd, c->data + c->off, len) < 0) {
+			rec_salvage_chunk_begin(r, c, c->off ? -1 : (int64_t)end);
+			if (len && rec_pwrite_all(fd, c->data + c->off, len, (off_t)end) < 0) {
 				rec_salvage_log(ctx, "%s: write: %s", path, strerror(errno));
 				close(fd);
 				return -1;
 			}
+			end += len;
 			rec_salvage_chunk_done(r, c);
 			cs_walk(c->data + c->off, len, &cw);
 			r->events += cw.records;
@@ -244,6 +336,12 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 	if (close(fd) < 0)
 		return -1;
 	return 0;
+fail:
+	free(claims);
+	if (m)
+		munmap(m, size);
+	close(fd);
+	return -1;
 }
 
 static int cs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rings, size_t nr)

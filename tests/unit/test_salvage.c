@@ -875,12 +875,13 @@ static void test_cacheray_trace(void **state)
 	r.h->done_seq = 1;
 	r.h->done_len = n1;
 	r.h->write_seq = 2;
-	r.h->write_pos = -1; /* one file for all: no position of its own */
+	r.h->write_pos = (int64_t)n1; /* where the append lock said chunk 2 goes */
+	r.h->write_len = n2;
 	ring_close(&r);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
-	assert_int_equal(rep.events, 5 + 3); /* what was still missing */
+	assert_int_equal(rep.events, 10 + 3); /* chunk 2 again, whole, and chunk 3 */
 	memcpy(want, c1, n1);
 	memcpy(want + n1, c2, n2);
 	memcpy(want + n1 + n2, c3, n3);
@@ -905,6 +906,171 @@ static void test_cacheray_trace(void **state)
 	close(live);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(file_size("cacheray.trace"), (int64_t)(n1 + n2 + 2 * n3));
+}
+
+/*
+ * Where a cut-short write went is the ring's claim (write_pos, write_len, under the append
+ * lock): what salvage finds there decides, at that offset only. Thread A (TID) was writing
+ * its chunk 2 (10 records) when the process died; thread B's and another process's records
+ * (other tids) are around it.
+ */
+enum cr_case { CR_TAIL, CR_WHOLE_THEN_OTHERS, CR_OTHERS_THERE, CR_TORN_MIDDLE, CR_NO_PLACE,
+	       CR_PAST_END, CR_LEN_TOO_BIG, CR_CASES };
+
+static void test_cacheray_claims(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	uint8_t a1[256], a2[256], b1[256], x1[256], want[2048];
+	(void)state;
+	size_t na1 = cr_records(a1, 4, 0x1000, TID);
+	size_t na2 = cr_records(a2, 10, 0x2000, TID);
+	size_t nb1 = cr_records(b1, 6, 0x1000, TID + 1);   /* same addresses, another tid */
+	size_t nx1 = cr_records(x1, 7, 0x2000, 777777);    /* A's addresses, another process */
+	for (int k = 0; k < CR_CASES; k++) {
+		char trace[512];
+		struct ring r;
+		size_t pre = na1 + nb1, w = 0, len;
+		teardown(NULL);
+		setup(NULL);
+		snprintf(trace, sizeof(trace), "%s/cacheray.trace", tmpdir);
+		int fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		assert_int_equal(write(fd, a1, na1), (ssize_t)na1); /* A's chunk 1, done */
+		assert_int_equal(write(fd, b1, nb1), (ssize_t)nb1); /* B's, done */
+		switch (k) {
+		case CR_TAIL: /* 3 records and a half of chunk 2: the trace's end */
+			assert_int_equal(write(fd, a2, 3 * 18 + 7), 3 * 18 + 7);
+			break;
+		case CR_WHOLE_THEN_OTHERS: /* chunk 2 whole, then a live process appended */
+			assert_int_equal(write(fd, a2, na2), (ssize_t)na2);
+			assert_int_equal(write(fd, x1, nx1), (ssize_t)nx1);
+			break;
+		case CR_OTHERS_THERE: /* killed before its write; a live process appended there */
+		case CR_TORN_MIDDLE:  /* 2 records of it, then a live process's (no lock then) */
+			if (k == CR_TORN_MIDDLE)
+				assert_int_equal(write(fd, a2, 2 * 18), 2 * 18);
+			assert_int_equal(write(fd, x1, nx1), (ssize_t)nx1);
+			break;
+		case CR_NO_PLACE: /* killed before the lock: write_pos -1; an unclaimed torn end */
+			assert_int_equal(write(fd, x1, 9), 9);
+			break;
+		default:
+			break;
+		}
+		close(fd);
+		ring_create(&r, PID, TID, "cacheray");
+		snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
+		struct rec_chunk *c = chunk_at(&r, 0);
+		c->state = REC_CHUNK_FREE;
+		c->seq = 1;
+		c = chunk_at(&r, 1);
+		memcpy(c + 1, a2, na2);
+		c->state = REC_CHUNK_FULL;
+		c->seq = 2;
+		c->committed = na2;
+		r.h->done_seq = 1;
+		r.h->done_len = na1;
+		r.h->write_seq = 2;
+		r.h->write_pos = k == CR_NO_PLACE ? -1 : k == CR_PAST_END ? 100000 : (int64_t)pre;
+		r.h->write_len = k == CR_LEN_TOO_BIG ? na2 + 18 : na2;
+		ring_close(&r);
+
+		int ret = rec_salvage_dir(tmpdir, &o, &rep);
+		char *got = slurp(trace, &len);
+		memcpy(want, a1, na1);
+		memcpy(want + na1, b1, nb1);
+		w = pre;
+		switch (k) {
+		case CR_TAIL:
+		case CR_NO_PLACE:
+		case CR_PAST_END: /* the torn end cut, chunk 2 whole after B's */
+			assert_int_equal(ret, 0);
+			memcpy(want + w, a2, na2);
+			w += na2;
+			assert_int_equal(rep.events, 10);
+			break;
+		case CR_WHOLE_THEN_OTHERS: /* nothing written, the chunk is done */
+			assert_int_equal(ret, 0);
+			memcpy(want + w, a2, na2);
+			memcpy(want + w + na2, x1, nx1);
+			w += na2 + nx1;
+			assert_int_equal(rep.events, 0);
+			break;
+		case CR_OTHERS_THERE: /* the other process's records stay, chunk 2 after them */
+			assert_int_equal(ret, 0);
+			memcpy(want + w, x1, nx1);
+			memcpy(want + w + nx1, a2, na2);
+			w += nx1 + na2;
+			assert_int_equal(rep.events, 10);
+			break;
+		case CR_TORN_MIDDLE: /* cannot be mended: left as it is, and the ring */
+		case CR_LEN_TOO_BIG:
+			assert_int_equal(ret, -1);
+			if (k == CR_TORN_MIDDLE) {
+				memcpy(want + w, a2, 2 * 18);
+				memcpy(want + w + 2 * 18, x1, nx1);
+				w += 2 * 18 + nx1;
+			}
+			assert_true(rec_salvage_needed(tmpdir));
+			break;
+		}
+		assert_int_equal(len, w);
+		assert_memory_equal(got, want, len);
+		if (ret == 0) { /* nothing more the second time */
+			assert_false(rec_salvage_needed(tmpdir));
+			assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+			assert_int_equal(file_size("cacheray.trace"), (int64_t)w);
+		}
+	}
+}
+
+/* Salvage killed in the middle of its own append: the ring header has its claim, a second
+ * salvage cuts back there and writes the chunk once */
+static void test_cacheray_salvage_rerun(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct rec_salvage_ring sr;
+	uint8_t a1[256], a2[256], want[1024];
+	char trace[512], why[256], name[64];
+	struct ring r;
+	size_t len;
+	(void)state;
+	size_t na1 = cr_records(a1, 4, 0x1000, TID);
+	size_t na2 = cr_records(a2, 10, 0x2000, TID);
+	snprintf(trace, sizeof(trace), "%s/cacheray.trace", tmpdir);
+	int fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(write(fd, a1, na1), (ssize_t)na1);
+	close(fd);
+	ring_create(&r, PID, TID, "cacheray");
+	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
+	struct rec_chunk *c = chunk_at(&r, 1);
+	memcpy(c + 1, a2, na2);
+	c->state = REC_CHUNK_FULL;
+	c->seq = 2;
+	c->committed = na2;
+	chunk_at(&r, 0)->seq = 1;
+	r.h->done_seq = r.h->write_seq = 1;
+	r.h->done_len = na1;
+	/* the first salvage: its claim, then 5 records and a byte, then it died */
+	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	assert_int_equal(rec_salvage_ring_load(dup(r.fd), name, true, &sr, why, sizeof(why)), 0);
+	assert_int_equal(sr.nr_chunks, 1);
+	rec_salvage_chunk_begin(&sr, &sr.chunks[0], (int64_t)na1);
+	close(sr.fd);
+	rec_salvage_ring_free(&sr);
+	fd = open(trace, O_WRONLY | O_APPEND);
+	assert_int_equal(write(fd, a2, 5 * 18 + 1), 5 * 18 + 1);
+	close(fd);
+	assert_int_equal(r.h->write_len, na2);
+	ring_close(&r);
+
+	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	memcpy(want, a1, na1);
+	memcpy(want + na1, a2, na2);
+	char *got = slurp(trace, &len);
+	assert_int_equal(len, na1 + na2);
+	assert_memory_equal(got, want, len);
 }
 
 /* killed while creating the ring: an empty file, or a header of zeros; nothing recorded */
@@ -979,6 +1145,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cacheray_trace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cacheray_claims, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cacheray_salvage_rerun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
