@@ -72,9 +72,14 @@ void mc_unwind_to(struct rec_thread *t, uintptr_t sp);
 /* Put the real return addresses back (before the C++ unwinder or a forced unwind walks the
  * stack) / hijack them again for the frames that survived. */
 void mc_restore_returns(struct rec_thread *t);
+/* Is a return address of this thread's stack hijacked now (not restored)? */
+int mc_returns_hijacked(struct rec_thread *t);
 void mc_rehijack_returns(struct rec_thread *t);
 /* Exits for every frame (pthread_exit). */
 void mc_exit_all(struct rec_thread *t);
+/* The thread is exiting with frames still on its shadow stack (pthread_cancel unwound them):
+ * exits for them, nothing written to the stack (rec_frontend.thread_exit). */
+void mc_thread_exit(struct rec_thread *t);
 
 #pragma GCC visibility pop
 

@@ -99,6 +99,11 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 		/* unwinding: frames at or below this new frame's slot are gone */
 		while (mt->depth && mt->rstack[mt->depth - 1].parent_loc <= parent_loc)
 			mc_pop_frame(t, mt);
+		/* restored frames are a bottom prefix of the stack: none left, nothing more to
+		 * catch up with, the fast paths may run again (a stack walk that was not an
+		 * exception, e.g. backtrace(), leaves no catch to end the hold) */
+		if (mt->depth == 0 || !mt->rstack[0].restored)
+			mc_in_exception(t) = 0;
 	}
 	d = mt->depth;
 	if (unlikely(d >= mc_max_stack)) {
@@ -326,15 +331,48 @@ void mc_restore_returns(struct rec_thread *t)
 {
 	struct mc_thread *mt = mc_thread_of(t);
 
-	/* newest first: frames sharing a slot (tail calls) leave the oldest value in place */
+	/* newest first: frames sharing a slot (tail calls) leave the oldest value in place.
+	 * Restored frames are a bottom prefix (frames pushed since are above them): the first
+	 * restored one ends the walk, so that a stack walk asking once per frame
+	 * (mc_unwinder_asks) costs O(1) after its first question. */
 	for (uint32_t i = mt->depth; i-- > 0;) {
 		struct mc_frame *f = &mt->rstack[i];
-		if (f->kind == MC_FRAME_HIJACK && !f->restored) {
-			*f->parent_loc = f->parent_ip;
-			f->restored = 1;
-		}
+		if (f->kind != MC_FRAME_HIJACK)
+			continue;
+		if (f->restored)
+			break;
+		*f->parent_loc = f->parent_ip;
+		f->restored = 1;
 	}
 	mc_in_exception(t) = 1;
+}
+
+int mc_returns_hijacked(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+
+	/* the newest -pg frame tells: restored frames are a bottom prefix */
+	for (uint32_t i = mt->depth; i-- > 0;)
+		if (mt->rstack[i].kind == MC_FRAME_HIJACK)
+			return !mt->rstack[i].restored;
+	return 0;
+}
+
+void mc_thread_exit(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+
+	if (t->busy || !mt->depth)
+		return;
+	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
+	 * exits now, and no write to their old return-address slots */
+	t->busy = 1;
+	barrier();
+	while (mt->depth)
+		mc_pop_frame(t, mt);
+	mc_in_exception(t) = 0;
+	barrier();
+	t->busy = 0;
 }
 
 void mc_rehijack_returns(struct rec_thread *t)

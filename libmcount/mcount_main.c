@@ -61,6 +61,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.started = mc_started,
 	.fork_thread = mc_fork_thread,
 	.lost_per_hook = 2, /* entry hooks: the entry, and the exit of a frame not hijacked */
+	.thread_exit = mc_thread_exit,
 	.formats = mc_formats,
 	.encoding = REC_ENC_UFTRACE,
 };

@@ -7,6 +7,12 @@
  *                       the stack; __cxa_begin_catch gives exits to the unwound frames and
  *                       hijacks the survivors again
  *   pthread_exit        exits for every frame, real return addresses back (forced unwind)
+ *   _dl_find_object     libgcc's unwinder asks it for every frame it steps through: the
+ *                       real return addresses go back before it reads the first hijacked
+ *                       slot, so any stack walk (pthread_cancel's forced unwind, backtrace(),
+ *                       an exception thrown where __cxa_throw is not seen) finds the real
+ *                       callers instead of mcount_return, which has no unwind information:
+ *                       without this a cancelled thread crashed the program
  * exec* and _exit are librecord's (rec_wrap_exec.c): the trace is finished first.
  * The real functions are found with dlsym(RTLD_NEXT) when first needed.
  */
@@ -14,6 +20,7 @@
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,4 +149,44 @@ MC_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 	if (t)
 		mc_exit_all(t);
 	mc_real_pthread_exit(ret);
+}
+
+/* --- stack walks ---------------------------------------------------------------------- */
+
+struct dl_find_object;
+typedef int (*mc_find_object_fn)(void *, struct dl_find_object *);
+static mc_find_object_fn mc_real_find_object;
+
+/* Found before any unwinding: the unwinder may run where dlsym could not (a signal handler,
+ * under the loader's lock). */
+__attribute__((constructor)) static void mc_find_object_init(void)
+{
+	*(void **)&mc_real_find_object = dlvsym(RTLD_NEXT, "_dl_find_object", "GLIBC_2.35");
+}
+
+/* Called by libgcc's unwinder for each frame's pc, before it reads that frame's return slot:
+ * put the thread's real return addresses back (once: restored frames are skipped), as the
+ * __cxa_throw wrapper does; the hold that follows ends at a catch, when the restored frames
+ * are gone, or at thread exit. */
+static void mc_unwinder_asks(void)
+{
+	struct rec_thread *t = mc_self();
+	int saved = errno;
+
+	if (t && !t->busy && mc_returns_hijacked(t)) {
+		t->busy = 1;
+		__asm__ __volatile__("" ::: "memory");
+		mc_restore_returns(t);
+		__asm__ __volatile__("" ::: "memory");
+		t->busy = 0;
+	}
+	errno = saved;
+}
+
+MC_EXPORT int _dl_find_object(void *pc, struct dl_find_object *result)
+{
+	mc_unwinder_asks();
+	if (!mc_real_find_object)
+		return -1; /* glibc < 2.35: nobody calls this */
+	return mc_real_find_object(pc, result);
 }

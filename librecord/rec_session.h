@@ -58,6 +58,9 @@ struct rec_frontend {
 	 * signal handler's hook came while the thread was attaching): function hooks 2 (the
 	 * entry and the exit it will not have), 0 means 1 */
 	unsigned lost_per_hook;
+	/* optional: the thread is exiting (its last TSD destructor round, in the thread, while
+	 * it may still record): e.g. exits for frames a cancellation unwound */
+	void (*thread_exit)(struct rec_thread *t);
 	/* optional (rec_wrap_exec.c): the image ends in exec or _exit, write everything now;
 	 * NULL: rec_session_finish() if this process's session is active */
 	void (*image_end)(void);

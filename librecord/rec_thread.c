@@ -520,6 +520,9 @@ static void rec_thread_destructor(void *arg)
 		pthread_setspecific(rec_thread_key, t);
 		return;
 	}
+	if (rec_sess.fe && rec_sess.fe->thread_exit &&
+	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE)
+		rec_sess.fe->thread_exit(t);
 	rec_thread_retire(t);
 }
 
