@@ -91,6 +91,7 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 	} else if (!strncmp(name, "stats.", 6)) {
 		struct rts_proc p;
 		fuzz_check_error(rts_parse(buf.data, buf.len, path, &p, &err), &err, "rts_parse");
+		rts_proc_free(&p);
 	}
 	rd_buf_free(&buf);
 }
