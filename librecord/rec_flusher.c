@@ -12,6 +12,7 @@
  * so the node it is working on cannot vanish while it writes without the lock.
  */
 #include "librecord/rec_session.h"
+#include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 
 #include <errno.h>
@@ -39,13 +40,11 @@ void rec_flusher_wake(void)
 		rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
-/* Fold a closed thread's counters into the session and free it (lock held). */
+/* Fold a closed thread's counters into the session (and its line into the stats file) and
+ * free it (lock held). */
 static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 {
-	rec_sess.closed_events += t->events - t->overwritten;
-	rec_sess.closed_bytes += t->bytes;
-	for (int k = 0; k < REC_LOST_KINDS; k++)
-		rec_sess.closed_lost[k] += t->lost[k];
+	rec_stats_reap(t);
 	*link = t->next;
 	munmap(t, t->alloc_size);
 }

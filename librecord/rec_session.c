@@ -12,6 +12,7 @@
  */
 #include "librecord/rec_session.h"
 #include "librecord/rec_decode.h"
+#include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 
 #include <errno.h>
@@ -277,35 +278,6 @@ void rec_session_totals(struct rec_totals *tot)
 	}
 }
 
-/* .flightrec/stats.<pid>.<start ns>: the runtime's own account, for `flightrec stats` and
- * the one-line summary of `flightrec record`. */
-static void rec_write_stats(void)
-{
-	struct rec_totals tot;
-	char name[96], buf[2048];
-	size_t n;
-	int fd;
-
-	rec_session_totals(&tot);
-	rec_snprintf(name, sizeof(name), "stats.%d.%llu", (int)rec_sess.pid,
-		     (unsigned long long)rec_sess.start_ns);
-	n = rec_snprintf(buf, sizeof(buf),
-			 "pid=%d\nppid=%d\nexe=%s\nformat=%s\nthreads=%llu\nevents=%llu\n"
-			 "bytes=%llu\nlost_full=%llu\nlost_nested=%llu\nlost_dead=%llu\n"
-			 "lost_depth=%llu\n",
-			 (int)rec_sess.pid, (int)rec_sess.ppid, rec_sess.exe, rec_sess.sink->name,
-			 (unsigned long long)tot.threads, (unsigned long long)tot.events,
-			 (unsigned long long)tot.bytes, (unsigned long long)tot.lost[REC_LOST_FULL],
-			 (unsigned long long)tot.lost[REC_LOST_NESTED],
-			 (unsigned long long)tot.lost[REC_LOST_DEAD],
-			 (unsigned long long)tot.lost[REC_LOST_DEPTH]);
-	fd = rec_open_write(rec_sess.ringdirfd, name, O_TRUNC);
-	if (fd < 0)
-		return;
-	rec_write_all(fd, buf, n);
-	close(fd);
-}
-
 void rec_session_finish(void)
 {
 	struct rec_thread *t;
@@ -327,5 +299,5 @@ void rec_session_finish(void)
 	}
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
-	rec_write_stats();
+	rec_stats_finish();
 }

@@ -1,0 +1,119 @@
+/*
+ * rec_stats: the runtime's stats file (see rec_stats.h).
+ *
+ * Invariant: every number that goes into a thread's line is read once, and the same value is
+ * added to the totals, so the lines add up to the totals exactly even while threads still
+ * count (a thread that outlives finish drops and counts its events; what it counts after its
+ * line was taken is in neither).
+ */
+#include "librecord/rec_stats.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* one thread's counters, read once */
+struct rec_stats_snap {
+	uint64_t events, bytes, lost[REC_LOST_KINDS];
+};
+
+static void rec_stats_take(const struct rec_thread *t, struct rec_stats_snap *s)
+{
+	s->events = __atomic_load_n(&t->events, __ATOMIC_RELAXED) -
+		    __atomic_load_n(&t->overwritten, __ATOMIC_RELAXED);
+	s->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+	for (int k = 0; k < REC_LOST_KINDS; k++)
+		s->lost[k] = __atomic_load_n(&t->lost[k], __ATOMIC_RELAXED);
+}
+
+static size_t rec_stats_line(char *buf, size_t size, pid_t tid, const struct rec_stats_snap *s)
+{
+	return rec_snprintf(buf, size,
+			    "thread=%d events=%llu bytes=%llu lost_full=%llu lost_nested=%llu "
+			    "lost_dead=%llu lost_depth=%llu\n",
+			    (int)tid, (unsigned long long)s->events, (unsigned long long)s->bytes,
+			    (unsigned long long)s->lost[REC_LOST_FULL],
+			    (unsigned long long)s->lost[REC_LOST_NESTED],
+			    (unsigned long long)s->lost[REC_LOST_DEAD],
+			    (unsigned long long)s->lost[REC_LOST_DEPTH]);
+}
+
+static void rec_stats_name(char *buf, size_t size, const char *suffix)
+{
+	rec_snprintf(buf, size, "stats.%d.%llu%s", (int)rec_sess.pid,
+		     (unsigned long long)rec_sess.start_ns, suffix);
+}
+
+static void rec_stats_append(const char *buf, size_t n)
+{
+	char name[96];
+	int fd;
+
+	if (rec_sess.ringdirfd < 0)
+		return;
+	rec_stats_name(name, sizeof(name), ".part");
+	fd = rec_open_write(rec_sess.ringdirfd, name, O_APPEND);
+	if (fd < 0)
+		return;
+	rec_write_all(fd, buf, n);
+	close(fd);
+}
+
+void rec_stats_reap(struct rec_thread *t)
+{
+	struct rec_stats_snap s;
+	char buf[256];
+
+	rec_stats_take(t, &s);
+	rec_sess.closed_events += s.events;
+	rec_sess.closed_bytes += s.bytes;
+	for (int k = 0; k < REC_LOST_KINDS; k++)
+		rec_sess.closed_lost[k] += s.lost[k];
+	rec_stats_append(buf, rec_stats_line(buf, sizeof(buf), t->tid, &s));
+}
+
+void rec_stats_finish(void)
+{
+	struct rec_stats_snap sum, s;
+	char buf[2048], part[96], name[96];
+	size_t n = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	sum.events = rec_sess.closed_events;
+	sum.bytes = rec_sess.closed_bytes;
+	for (int k = 0; k < REC_LOST_KINDS; k++)
+		sum.lost[k] = rec_sess.closed_lost[k];
+	for (struct rec_thread *t = rec_sess.threads; t; t = t->next) {
+		rec_stats_take(t, &s);
+		sum.events += s.events;
+		sum.bytes += s.bytes;
+		for (int k = 0; k < REC_LOST_KINDS; k++)
+			sum.lost[k] += s.lost[k];
+		n += rec_stats_line(buf + n, sizeof(buf) - n, t->tid, &s);
+		if (sizeof(buf) - n < 256) { /* a few lines at a time */
+			rec_stats_append(buf, n);
+			n = 0;
+		}
+	}
+	if (n)
+		rec_stats_append(buf, n);
+	sum.lost[REC_LOST_DEAD] += __atomic_load_n(&rec_sess.lost_dead, __ATOMIC_RELAXED);
+	n = rec_snprintf(buf, sizeof(buf),
+			  "pid=%d\nppid=%d\nexe=%s\nformat=%s\nthreads=%llu\nevents=%llu\n"
+			  "bytes=%llu\nlost_full=%llu\nlost_nested=%llu\nlost_dead=%llu\n"
+			  "lost_depth=%llu\n",
+			  (int)rec_sess.pid, (int)rec_sess.ppid, rec_sess.exe, rec_sess.sink->name,
+			  (unsigned long long)rec_sess.nthreads, (unsigned long long)sum.events,
+			  (unsigned long long)sum.bytes, (unsigned long long)sum.lost[REC_LOST_FULL],
+			  (unsigned long long)sum.lost[REC_LOST_NESTED],
+			  (unsigned long long)sum.lost[REC_LOST_DEAD],
+			  (unsigned long long)sum.lost[REC_LOST_DEPTH]);
+	rec_stats_append(buf, n);
+	rec_stats_name(part, sizeof(part), ".part");
+	rec_stats_name(name, sizeof(name), "");
+	if (rec_sess.ringdirfd >= 0)
+		renameat(rec_sess.ringdirfd, part, rec_sess.ringdirfd, name);
+}

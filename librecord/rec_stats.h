@@ -1,0 +1,31 @@
+/*
+ * rec_stats: the runtime's own account of a process image, .flightrec/stats.<pid>.<start ns>,
+ * read by `flightrec stats` and `flightrec record` (readers/rtstats.h).
+ *
+ * "key=value" lines: the image's totals (pid, ppid, exe, format, threads, events, bytes,
+ * lost_full, lost_nested, lost_dead, lost_depth) and one line per thread that attached:
+ *   thread=<tid> events=<n> bytes=<n> lost_full=<n> lost_nested=<n> lost_dead=<n> lost_depth=<n>
+ * The thread lines add up to the totals exactly, but for lost_dead: events of a thread that
+ * had already gone through its exit (no state left to count them in) are in the total only.
+ *
+ * A thread's line is appended when the flusher frees its state (so a program with many
+ * short-lived threads keeps no memory for them), to stats.<pid>.<start ns>.part; finish adds
+ * the lines of the threads still known and the totals, and renames it: a stats file is there
+ * whole or not at all (a killed process leaves only the .part, which readers ignore).
+ */
+#ifndef REC_STATS_H
+#define REC_STATS_H
+
+#include "librecord/rec_thread.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The flusher is about to free T (registry lock held): its line, its counts into the
+ * session's closed_* totals. */
+void rec_stats_reap(struct rec_thread *t);
+/* finish: the remaining thread lines and the totals; the file gets its final name. */
+void rec_stats_finish(void);
+
+#pragma GCC visibility pop
+
+#endif
