@@ -51,4 +51,11 @@ void cli_free_paths(char **v, size_t n);
 bool cli_sniff_traces(const char *path, bool (*match)(const char *name),
 		      bool (*sniff)(const char *file));
 
+struct rd_error;
+/* The runtime's counters (runtime_stats.c) in the .flightrec/ of PATH (a directory) or of
+ * PATH's directory (a trace file): per process and per thread, after a blank line; nothing
+ * when there is none. 0, or -1 when its files are broken: the error goes to FIRST (unless it
+ * holds one already) or, FIRST NULL, to stderr. */
+int cli_print_runtime(const char *path, struct rd_error *first);
+
 #endif /* FLIGHTREC_CLI_H */

@@ -17,11 +17,11 @@
  *           with a "# <TRACE>" line.
  *   stats   per thread: records by type (reads, writes, atomic, unaligned, RTTA add/remove)
  *           and bytes read/written; per tag: count; then the runtime's own counters
- *           (.flightrec/stats.<pid>.* next to the trace: events and losses of every process).
+ *           (.flightrec/stats.<pid>.* next to the trace: events and losses of every process
+ *           and thread, runtime_stats.c).
  *           --calls: "<count> <record type>" lines, sorted by type.
  */
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,6 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "readers/cacheray_trace.h"
-#include "readers/rtstats.h"
 
 static bool has_trace_suffix(const char *name)
 {
@@ -244,52 +243,6 @@ static int cmp_name_after_count(const void *a, const void *b)
 	return strcmp(x ? x : "", y ? y : "");
 }
 
-static void print_runtime(const char *trace)
-{
-	char *copy = strdup(trace), *dir;
-	struct rts_set set;
-	struct rd_error err;
-	struct rts_proc sum = {0};
-
-	if (!copy)
-		return;
-	dir = dirname(copy);
-	rd_error_clear(&err);
-	if (rts_load(dir, &set, &err) < 0) {
-		rd_error_print(stderr, &err);
-		free(copy);
-		return;
-	}
-	free(copy);
-	if (!set.present || set.nr == 0) {
-		rts_free(&set);
-		return;
-	}
-	printf("\nruntime (.flightrec/stats.<pid>):\n");
-	printf("%-8s %-8s %-9s %8s %12s %12s %10s %11s %10s %s\n", "pid", "ppid", "format",
-	       "threads", "events", "bytes", "lost_full", "lost_nested", "lost_dead", "exe");
-	for (size_t i = 0; i < set.nr; i++) {
-		const struct rts_proc *p = &set.procs[i];
-		printf("%-8d %-8d %-9s %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %11" PRIu64 " %10" PRIu64 " %s\n",
-		       p->pid, p->ppid, p->format[0] ? p->format : "-", p->threads, p->events,
-		       p->bytes, p->lost_full, p->lost_nested, p->lost_dead,
-		       p->exe[0] ? p->exe : "-");
-		sum.threads += p->threads;
-		sum.events += p->events;
-		sum.bytes += p->bytes;
-		sum.lost_full += p->lost_full;
-		sum.lost_nested += p->lost_nested;
-		sum.lost_dead += p->lost_dead;
-		sum.lost_depth += p->lost_depth;
-	}
-	printf("%-8s %-8s %-9s %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %11" PRIu64
-	       " %10" PRIu64 " (lost: %" PRIu64 ")\n",
-	       "total", "", "", sum.threads, sum.events, sum.bytes, sum.lost_full, sum.lost_nested,
-	       sum.lost_dead, rts_lost(&sum));
-	rts_free(&set);
-}
-
 static int cr_stats_one(const char *path, const struct cli_stats_opts *o)
 {
 	struct cr_stats s = {0};
@@ -355,9 +308,8 @@ static int cr_stats_one(const char *path, const struct cli_stats_opts *o)
 		if (c.by_tag[tag])
 			printf("  0x%02x %-22s %12" PRIu64 "\n", tag,
 			       tag_name(tag, name, sizeof(name)), c.by_tag[tag]);
-	print_runtime(path);
 	free(s.t);
-	return CLI_OK;
+	return cli_print_runtime(path, NULL) < 0 ? CLI_BAD_TRACE : CLI_OK;
 }
 
 static int cr_stats(const char *path, const struct cli_stats_opts *o)

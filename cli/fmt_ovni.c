@@ -11,7 +11,8 @@
  *           data cut after 64 bytes); --offsets puts "0x<offset> " first; --headers prints
  *           the looms, CPUs, processes, threads and mark types instead of events.
  *   stats   per thread: events, flush markers, jumbo events, bytes and time span; per event
- *           type (MCV): count. --calls: "<count> <MCV>" lines, sorted by MCV.
+ *           type (MCV): count; the runtime's own counters, per process and thread
+ *           (runtime_stats.c). --calls: "<count> <MCV>" lines, sorted by MCV.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -319,6 +320,8 @@ static int ovni_stats(const char *path, const struct cli_stats_opts *o)
 		m = ovr_model_of(mcv[0]);
 		printf("  %12" PRIu64 " %s (%s)\n", count[k].n, mcv, m ? m->name : "unknown model");
 	}
+	if (ret == CLI_OK && !o->calls && cli_print_runtime(path, NULL) < 0)
+		ret = CLI_BAD_TRACE;
 	free(count);
 	ovr_close(t);
 	return ret;

@@ -15,7 +15,8 @@
  *   stats   per tracepoint: hits (its "tp V" count), frames, bytes; threads and the time span
  *           when the frames carry flightrec's $tid and $ts_ns. --calls: "<hits> <name>" lines,
  *           sorted by name (the name from flightrec's hits_<name> variables or notes, else the
- *           tracepoint's location).
+ *           tracepoint's location). Then the runtime's own counters, per process and thread
+ *           (runtime_stats.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -409,6 +410,8 @@ static int tfile_stats(const char *path, const struct cli_stats_opts *o)
 		for (size_t k = 0; e && k < calls.nr; k++)
 			printf("%" PRIu64 " %s\n", e[k].count, e[k].name);
 		free(e);
+	} else if (ret == CLI_OK && cli_print_runtime(path, NULL) < 0) {
+		ret = CLI_BAD_TRACE;
 	}
 	nc_free(&calls);
 	cli_free_paths(v, n);

@@ -9,8 +9,10 @@
  *           events)"; the first broken rule is one line on stderr and exit 1.
  *   dump    every record: "[0xOFFSET ]<Kind> field=value ..." (--offsets adds the offsets; with
  *           --headers only the file header and the block headers).
- *   stats   per thread: records by type and the time span; per function id: calls (entries).
- *           --calls: "<count> <function id>" lines, sorted by id.
+ *   stats   per thread: records by type and the time span; per function id: calls (entries);
+ *           the runtime's own counters, per process and thread (what was lost, and why: FDR
+ *           has no loss record; runtime_stats.c). --calls: "<count> <function id>" lines,
+ *           sorted by id.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -341,6 +343,8 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 		printf("\n%8s %10s\n", "fid", "calls");
 		for (size_t f = 0; f < s.ncalls; f++)
 			printf("%8u %10" PRIu64 "\n", s.calls[f].key - 1, s.calls[f].calls);
+		if (cli_print_runtime(path, NULL) < 0)
+			ret = CLI_BAD_TRACE;
 	}
 	free(s.t);
 	free(s.calls);

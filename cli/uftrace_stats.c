@@ -11,10 +11,8 @@
  * A call is an ENTRY record (as counted from `uftrace dump`'s [entry] lines); a forked child's
  * EXITs of frames its parent entered are not calls of its own.
  *   (blank line)
- *   runtime (.flightrec/stats.<pid>):      only when the directory has .flightrec/stats.*
- *   pid ppid format threads events bytes lost_full lost_nested lost_dead lost_depth exe
- *   ...
- *   total ...
+ *   runtime (.flightrec/stats.<pid>):      only when the directory has .flightrec/stats.*:
+ *   ...                                    per process and per thread (runtime_stats.c)
  * "lost" is the sum of the LOST records' counts; times are <sec>.<nsec> of the trace clock.
  * With --calls only the "<count> <name>" lines are printed, sorted by name (byte order), which
  * is what end-to-end tests compare with uftrace's own per-function call counts.
@@ -30,7 +28,6 @@
 #include "cli/cli.h"
 #include "cli/namecount.h"
 #include "cli/uftrace_cmds.h"
-#include "readers/rtstats.h"
 #include "readers/uftrace_reader.h"
 
 #define SYMCACHE_SLOTS 4096
@@ -123,48 +120,6 @@ static void print_row(const char *label, const struct ufr_counts *c, int64_t byt
 	putchar('\n');
 }
 
-static int print_runtime(const char *path, struct rd_error *first)
-{
-	struct rts_set set;
-	struct rts_proc sum = { 0 };
-	struct rd_error err;
-
-	rd_error_clear(&err);
-	if (rts_load(path, &set, &err) < 0) {
-		if (!rd_error_isset(first))
-			*first = err;
-		return 0;
-	}
-	if (!set.present)
-		return 0;
-	printf("\nruntime (.flightrec/stats.<pid>):\n");
-	printf("%-8s %-8s %-8s %8s %12s %12s %10s %11s %10s %10s %s\n", "pid", "ppid", "format",
-	       "threads", "events", "bytes", "lost_full", "lost_nested", "lost_dead", "lost_depth",
-	       "exe");
-	for (size_t i = 0; i < set.nr; i++) {
-		const struct rts_proc *p = &set.procs[i];
-
-		printf("%-8d %-8d %-8s %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %11" PRIu64 " %10" PRIu64 " %10" PRIu64 " %s\n",
-		       p->pid, p->ppid, p->format[0] ? p->format : "-", p->threads, p->events,
-		       p->bytes, p->lost_full, p->lost_nested, p->lost_dead, p->lost_depth,
-		       p->exe[0] ? p->exe : "-");
-		sum.threads += p->threads;
-		sum.events += p->events;
-		sum.bytes += p->bytes;
-		sum.lost_full += p->lost_full;
-		sum.lost_nested += p->lost_nested;
-		sum.lost_dead += p->lost_dead;
-		sum.lost_depth += p->lost_depth;
-	}
-	printf("%-8s %-8s %-8s %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %11" PRIu64
-	       " %10" PRIu64 " %10" PRIu64 " (lost: %" PRIu64 ")\n",
-	       "total", "", "", sum.threads, sum.events, sum.bytes, sum.lost_full, sum.lost_nested,
-	       sum.lost_dead, sum.lost_depth, rts_lost(&sum));
-	rts_free(&set);
-	return 0;
-}
-
 int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 {
 	struct ufr_data *d;
@@ -225,7 +180,7 @@ int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 		printf("\ncalls:\n");
 		for (size_t i = 0; i < calls.nr; i++)
 			printf("%10" PRIu64 " %s\n", sorted[i].count, sorted[i].name);
-		print_runtime(path, &first);
+		cli_print_runtime(path, &first);
 	}
 	free(sorted);
 	goto out;
