@@ -1,7 +1,7 @@
 /*
  * fuzz_salvage: `flightrec salvage` (librecord/rec_salvage*.c) on a trace directory whose
  * ring files (.flightrec/ring.<pid>.<tid>) or native files are damaged, then the reader on
- * what salvage left (uftrace.data, XRay logs). Salvage changes the directory, so the whole template is copied again
+ * what salvage left (uftrace.data, XRay logs, GDB trace files). Salvage changes the directory, so the whole template is copied again
  * after each input.
  */
 #include "fuzz/fuzz.h"
@@ -23,4 +23,5 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 	(void)cli_salvage(t->root, "prog --fuzz", stdout, true, false, false);
 	fuzz_cli(&cli_format_uftrace, t->root);
 	fuzz_cli(&cli_format_xray, t->root);
+	fuzz_cli(&cli_format_tfile, t->root);
 }
