@@ -17,7 +17,9 @@
  *      by time; the end marker. It is published under the name finish would have given it
  *      (<program>.tf; <program>.<pid>.tf for a fork child or when the name is taken), the gdb
  *      script beside it; then the spools and the definitions file go.
- * Spools of an image that has no ring here are assembled too, once its process is gone. An
+ * Spools of an image that has no ring here are assembled too, once its process is gone; an
+ * image with a ring a live process still holds (a fork child that has not closed its copy
+ * yet) waits for the salvage that gets that ring. An
  * image without a usable definitions file cannot be rebuilt (the tracepoints' addresses and
  * names are nowhere else): its rings and spools are left in place, and that is said.
  * The definitions file is trusted for nothing: sizes against the file's, every number in
@@ -40,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -209,6 +212,44 @@ static int ts_scan(struct rec_salvage_ctx *ctx, struct ts_image **imgs, size_t *
 	}
 	closedir(d);
 	return 0;
+}
+
+/* Is a ring of process PID, other than those being salvaged, held by a live process (a fork
+ * child that has not closed its copy yet)? Its chunks would be missing from the trace. */
+static bool ts_ring_busy(struct rec_salvage_ctx *ctx, int32_t pid, struct rec_salvage_ring **rings,
+			 size_t nr)
+{
+	int dfd = openat(ctx->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	bool busy = false;
+	char prefix[32];
+	size_t plen;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "ring.%d.", (int)pid);
+	while (!busy && (de = readdir(d))) {
+		bool ours = false;
+		int fd;
+
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		for (size_t i = 0; i < nr && !ours; i++)
+			ours = !strcmp(rings[i]->name, de->d_name);
+		if (ours)
+			continue;
+		fd = openat(ctx->ringdirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		close(fd);
+	}
+	closedir(d);
+	return busy;
 }
 
 /* --- the definitions file -------------------------------------------------------------- */
@@ -504,6 +545,13 @@ static int ts_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rin
 		struct ts_image *im = &imgs[i];
 		if (im->failed)
 			continue;
+		if (ts_ring_busy(ctx, im->pid, rings, nr)) {
+			/* its rings' chunks are on the spools now; the trace is written once the
+			 * last ring can be salvaged too */
+			rec_salvage_log(ctx, "the trace of process %d waits for its rings a live "
+					"process holds", (int)im->pid);
+			continue;
+		}
 		if (!im->has_ring) {
 			/* no ring of this image here: only once its process is gone */
 			if (kill(im->pid, 0) == 0 || errno != ESRCH)

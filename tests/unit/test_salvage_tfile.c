@@ -10,7 +10,8 @@
  * doubled. Without a definitions file, or with one that fails a check (a number out of range,
  * a path with a newline in it, another owner's file cannot be faked here), nothing is written
  * and the rings stay; a malformed module only leaves the script without it. A fork child's
- * trace gets its .<pid> name.
+ * trace gets its .<pid> name. A ring of the process that a live process holds makes the trace
+ * wait for it (no trace short of its frames, then a second one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -459,6 +461,39 @@ static void test_bad_module(void **state)
 	assert_non_null(strstr(script, "exec-file /opt/app/prog\n"));
 }
 
+/* a ring of the process a live fork child still holds: the trace waits for it, whole later */
+static void test_busy_ring_waits(void **state)
+{
+	struct rec_salvage_report rep;
+	struct tfr_file f;
+	struct seen s;
+	struct ring r;
+	char p[512];
+	int hold;
+
+	(void)state;
+	defs_write(PID, &(struct defs_opts){0});
+	image(PID, 0);
+	ring_create(&r, PID, TID + 10);
+	chunk_fill(&r, 0, REC_CHUNK_FILLING, 1, 50, 2);
+	ring_close(&r);
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, PID, TID + 10);
+	hold = open(p, O_RDONLY);
+	assert_true(hold >= 0);
+	assert_int_equal(flock(hold, LOCK_EX), 0);
+	assert_int_equal(salvage(&rep), 0);
+	assert_int_equal(rep.busy, 1);
+	assert_false(exists("prog.tf"));
+	assert_false(exists(".flightrec/ring.%d.%d", PID, TID)); /* on its spool now */
+	close(hold);
+	assert_int_equal(salvage(&rep), 0);
+	read_tf("prog.tf", &f, &s);
+	assert_int_equal(s.frames, 12);
+	assert_true(s.in_order);
+	tfr_close(&f);
+	assert_false(exists("prog.%d.tf", PID));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +503,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_defs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_defs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_busy_ring_waits, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
