@@ -35,10 +35,22 @@ struct mc_frame {
 	uint32_t restored;     /* HIJACK: the real return address is back in place (unwinding) */
 };
 
+/* A hijacked frame taken off the shadow stack while it may still be alive on another stack
+ * (a coroutine switched away): its return may still come through mcount_return, through its
+ * slot or a copy of it (swapcontext saves the return address it was called with). */
+struct mc_grave {
+	uintptr_t *parent_loc;
+	uintptr_t parent_ip;
+};
+#define MC_GRAVES 4096 /* a ring: the oldest is overwritten */
+
 struct mc_thread {
 	uint32_t depth;        /* frames on rstack, = uftrace depth of the next entry */
 	uint32_t overflow;     /* CYG frames entered beyond max_stack (their exits are skipped) */
 	uint32_t nested;       /* CYG frames entered while the thread was busy (signal in hook) */
+	uint32_t grave_next;   /* the next slot of `graves` to fill */
+	struct mc_grave *graves; /* MC_GRAVES, mapped at the first forgotten frame */
+	uint64_t pad;
 	struct mc_frame rstack[]; /* mc_max_stack entries */
 };
 

@@ -17,7 +17,7 @@
 #define MC_T_FE 256
 /* struct mc_thread, at MC_T_FE */
 #define MC_X_DEPTH (MC_T_FE + 0)
-#define MC_X_STACK (MC_T_FE + 16)
+#define MC_X_STACK (MC_T_FE + 32)
 /* struct mc_frame: 32 bytes {parent_loc, parent_ip, child_ip, kind:4, restored:4} */
 #define MC_FRAME_SHIFT 5
 #define MC_F_PARENT_LOC 0

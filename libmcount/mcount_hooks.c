@@ -20,8 +20,11 @@
 
 #include "libmcount/mcount_asm.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef MC_CLOCK
@@ -71,6 +74,74 @@ static void mc_pop_frame(struct rec_thread *t, struct mc_thread *mt)
 {
 	uint32_t d = --mt->depth;
 	mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
+}
+
+/* Keep a frame taken off the shadow stack that may return later (struct mc_grave). */
+static void mc_bury(struct mc_thread *mt, const struct mc_frame *f)
+{
+	if (!mt->graves) {
+		void *p = mmap(NULL, MC_GRAVES * sizeof(struct mc_grave), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return;
+		mt->graves = p;
+	}
+	mt->graves[mt->grave_next % MC_GRAVES] =
+		(struct mc_grave){ .parent_loc = f->parent_loc, .parent_ip = f->parent_ip };
+	mt->grave_next++;
+}
+
+/* Read a word that may not be mapped any more (a stack freed since): 0 if it is not. */
+static int mc_peek(uintptr_t addr, uintptr_t *out)
+{
+	struct iovec local = { out, sizeof(*out) }, remote = { (void *)addr, sizeof(*out) };
+	int saved = errno;
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+	errno = saved;
+	return n == (ssize_t)sizeof(*out);
+}
+
+/*
+ * Pop the top frame with an exit record, because control left it without its return: a jump
+ * we did not see (the frame is dead, below the current stack pointer), or a switch to another
+ * stack (swapcontext, a coroutine library's own switch: the frame is alive there and returns
+ * some day, through its slot). Its real return address goes back in its slot if the slot is
+ * still mapped and still holds mcount_return, so that an alive frame returns without us
+ * (before, it came back to a shadow stack that no longer had it and returned into the wrong
+ * function). For a dead frame the write lands in unused stack, harmless, except where the
+ * caller's own frames are now: slots in [busy_lo, busy_hi) are left alone.
+ */
+static void mc_forget_frame(struct rec_thread *t, struct mc_thread *mt, uintptr_t busy_lo,
+			    uintptr_t busy_hi, int bury)
+{
+	struct mc_frame *f = &mt->rstack[mt->depth - 1];
+	uintptr_t loc = (uintptr_t)f->parent_loc, now;
+
+	if (f->kind == MC_FRAME_HIJACK && !f->restored) {
+		if (bury)
+			mc_bury(mt, f);
+		if ((loc < busy_lo || loc >= busy_hi) && mc_peek(loc, &now) &&
+		    now == (uintptr_t)mcount_return)
+			*f->parent_loc = f->parent_ip;
+	}
+	mc_pop_frame(t, mt);
+}
+
+/* A return through mcount_return that no live frame owns: a buried frame's (newest first),
+ * taken out of the ring. 0 if there is none. */
+static uintptr_t mc_unbury(struct mc_thread *mt, uintptr_t *slot)
+{
+	if (!mt->graves)
+		return 0;
+	for (uint32_t i = 1; i <= MC_GRAVES; i++) {
+		struct mc_grave *g = &mt->graves[(mt->grave_next - i) % MC_GRAVES];
+		if (g->parent_loc == slot) {
+			g->parent_loc = NULL;
+			return g->parent_ip;
+		}
+	}
+	return 0;
 }
 
 __attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
@@ -142,13 +213,27 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	busy = t->busy;
 	t->busy = 1;
 	barrier();
-	/* frames skipped by a longjmp we did not see have slots below this one */
-	while (unlikely(mt->depth && mt->rstack[mt->depth - 1].parent_loc < slot))
-		mc_pop_frame(t, mt);
-	d = mt->depth;
-	if (unlikely(d == 0))
-		mc_fatal(no_stack, sizeof(no_stack) - 1);
-	d--;
+	/* the frame this return belongs to: the newest with this slot (the fast path declined,
+	 * so it is not the top one, or the thread is busy) */
+	for (d = mt->depth; d-- > 0;)
+		if (mt->rstack[d].parent_loc == slot && mt->rstack[d].kind == MC_FRAME_HIJACK)
+			break;
+	if (unlikely(d == UINT32_MAX)) {
+		/* a frame forgotten while its stack was switched away, back now */
+		ret = mc_unbury(mt, slot);
+		if (!ret)
+			mc_fatal(no_stack, sizeof(no_stack) - 1);
+		barrier();
+		t->busy = busy;
+		return ret;
+	}
+	/* the frames above it lost their returns: skipped by a jump we did not see (dead, below
+	 * this slot) or left on another stack by a switch (alive: they get their real return
+	 * addresses back, and are buried for a return through a copy of their slot). Our own
+	 * frames are between this slot and a little below here. */
+	while (mt->depth > d + 1)
+		mc_forget_frame(t, mt, (uintptr_t)__builtin_frame_address(0) - 256, (uintptr_t)slot,
+				1);
 	ret = mt->rstack[d].parent_ip;
 	mt->depth = d;
 	if (likely(!busy))
@@ -318,11 +403,15 @@ void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
 {
 	struct mc_thread *mt = mc_thread_of(t);
 	uint8_t busy = t->busy;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 
 	t->busy = 1;
 	barrier();
+	/* frames below the target: ended by the jump (a switch to another stack leaves them
+	 * alive there: their real return addresses go back). Ours and our callers' up to the
+	 * jump wrapper are within a little of here. */
 	while (mt->depth && (uintptr_t)mt->rstack[mt->depth - 1].parent_loc < sp)
-		mc_pop_frame(t, mt);
+		mc_forget_frame(t, mt, here - 256, here + 512, 0);
 	barrier();
 	t->busy = busy;
 }
@@ -362,6 +451,10 @@ void mc_thread_exit(struct rec_thread *t)
 {
 	struct mc_thread *mt = mc_thread_of(t);
 
+	if (mt->graves) {
+		munmap(mt->graves, MC_GRAVES * sizeof(struct mc_grave));
+		mt->graves = NULL;
+	}
 	if (t->busy || !mt->depth)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
