@@ -8,7 +8,8 @@
  *   verify  "<FILE>: ok (Chrome trace JSON, N events: N B, N E, N X, N instant, N metadata,
  *           N other; N threads, N open)"; the first broken rule on stderr and exit 1.
  *   dump    one line per event: "<ts> <pid>/<tid> <ph> <name>".
- *   stats   events per thread, B and X events per name; --calls: "<count> <name>" lines
+ *   stats   events per thread, B and X events per name, the runtime's own counters per process
+ *           and thread (runtime_stats.c); --calls: "<count> <name>" lines
  *           (B and X events), sorted by name.
  */
 #include <inttypes.h>
@@ -163,6 +164,8 @@ static int chrome_stats(const char *path, const struct cli_stats_opts *o)
 			printf(o->calls ? "%" PRIu64 " %s\n" : "  %" PRIu64 " %s\n", e[k].count,
 			       e[k].name);
 		free(e);
+		if (!o->calls && cli_print_runtime(path, NULL) < 0)
+			ret = CLI_BAD_TRACE;
 	}
 	nc_free(&c.calls);
 	nc_free(&c.threads);
