@@ -436,6 +436,20 @@ void mc_restore_returns(struct rec_thread *t)
 	mc_in_exception(t) = 1;
 }
 
+/* Exits for every frame on the shadow stack, the guard up meanwhile. */
+static void mc_pop_all(struct rec_thread *t, struct mc_thread *mt)
+{
+	uint8_t busy = t->busy;
+
+	t->busy = 1;
+	barrier();
+	while (mt->depth)
+		mc_pop_frame(t, mt);
+	mc_in_exception(t) = 0;
+	barrier();
+	t->busy = busy;
+}
+
 int mc_returns_hijacked(struct rec_thread *t)
 {
 	struct mc_thread *mt = mc_thread_of(t);
@@ -459,13 +473,7 @@ void mc_thread_exit(struct rec_thread *t)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
 	 * exits now, and no write to their old return-address slots */
-	t->busy = 1;
-	barrier();
-	while (mt->depth)
-		mc_pop_frame(t, mt);
-	mc_in_exception(t) = 0;
-	barrier();
-	t->busy = 0;
+	mc_pop_all(t, mt);
 }
 
 void mc_rehijack_returns(struct rec_thread *t)
@@ -484,15 +492,6 @@ void mc_rehijack_returns(struct rec_thread *t)
 
 void mc_exit_all(struct rec_thread *t)
 {
-	struct mc_thread *mt = mc_thread_of(t);
-	uint8_t busy = t->busy;
-
 	mc_restore_returns(t);
-	t->busy = 1;
-	barrier();
-	while (mt->depth)
-		mc_pop_frame(t, mt);
-	mc_in_exception(t) = 0;
-	barrier();
-	t->busy = busy;
+	mc_pop_all(t, mc_thread_of(t));
 }
