@@ -19,6 +19,15 @@
  * holds it and re-enters (finish from a fatal signal handler that interrupted its write) goes
  * on without waiting for itself.
  *
+ * The append journal: the kernel lets the lock go when its holder dies, also in the middle of
+ * a write, and another process of the recording would then append after the torn chunk. So
+ * the holder notes its append (offset, length, "writing") in a page every process of the
+ * recording maps (.flightrec/append.<dev>.<ino>, one per trace), and clears the mark once the
+ * write is recorded done; the next holder that finds the mark (its writer is dead: the lock
+ * is free) cuts the torn bytes off before it appends. Salvage then finds other records, or
+ * the end, at the dead ring's write_pos, and writes its chunk whole. The first process of a
+ * recording (alone with the trace) starts a new journal; salvage removes it.
+ *
  * Who starts a new trace: the first process of a recording. Every process holding the trace open
  * keeps a shared flock() on it; a process that opens a non-empty trace and can take the lock
  * exclusively is alone, and replaces it with a new, empty file (Cacheray's fopen "w");
@@ -37,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +58,18 @@ static pthread_mutex_t cr_append_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t cr_append_owner;
 static unsigned cr_append_depth;
 static int cr_append_plock; /* the POSIX lock is held */
+
+#define CR_JOURNAL_MAGIC "FRAPND1"
+
+/* the append in progress, shared by the processes of the recording (see above) */
+struct cr_journal {
+	char magic[8];    /* CR_JOURNAL_MAGIC once set up (under the append lock) */
+	uint64_t pos;     /* the append's offset */
+	uint64_t len;     /* ... and length */
+	uint32_t writing; /* 1 from before the write until it is recorded done */
+	int32_t pid;      /* its process (for FLIGHTREC_DEBUG) */
+};
+static struct cr_journal *cr_jnl;
 
 int cr_trace_fd(void)
 {
@@ -111,12 +133,42 @@ fail:
 	return -1;
 }
 
+/* Map the trace's append journal; ALONE (the first process of the recording) starts it
+ * afresh, whatever a past recording with the same inode left. No journal: a process alone with
+ * the trace needs none, and others fall back on salvage's check. */
+static void cr_journal_open(struct rec_session *s, int alone)
+{
+	char name[64];
+	struct stat st;
+	void *m;
+	int fd;
+
+	if (s->ringdirfd < 0 || fstat(cr_fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	rec_snprintf(name, sizeof(name), "append.%llx.%llx", (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino);
+	if (alone)
+		unlinkat(s->ringdirfd, name, 0);
+	fd = openat(s->ringdirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_size < 4096 && ftruncate(fd, 4096) < 0)) {
+		close(fd);
+		return;
+	}
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m != MAP_FAILED)
+		cr_jnl = m;
+}
+
 static int cacheray_open_session(struct rec_session *s)
 {
 	char dir[REC_PATH_MAX];
 	const char *slash = strrchr(cr_trace_path, '/'), *base;
 	struct stat st;
-	int dfd, fd;
+	int dfd, fd, alone = 0;
 
 	if (!slash) {
 		rec_warn("cacheray-rt: %s is not an absolute path", cr_trace_path);
@@ -135,13 +187,18 @@ static int cacheray_open_session(struct rec_session *s)
 		rec_warn("cacheray-rt: cannot open %s:", cr_trace_path);
 		return -1;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	if (fstat(fd, &st) < 0)
+		memset(&st, 0, sizeof(st)); /* not a regular file: left as it is */
+	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)) {
 		/* alone with an old trace: start a new file (a device such as /dev/null is left as
 		 * it is) */
 		fd = cr_replace(dir, base, fd);
 		if (fd < 0)
 			return -1;
+		alone = 1;
+	} else if (S_ISREG(st.st_mode) && st.st_size == 0) {
+		alone = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	}
 	/* a shared lock for as long as this process (or what it execs) may append */
 	flock(fd, LOCK_SH);
@@ -149,6 +206,8 @@ static int cacheray_open_session(struct rec_session *s)
 	cr_close_inherited(fd);
 	cr_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	cr_fd = fd;
+	if (cr_regular)
+		cr_journal_open(s, alone);
 	/* in every ring's header: salvage appends the chunks of a killed process there */
 	rec_snprintf(s->out_path, sizeof(s->out_path), "%s", cr_trace_path);
 	rec_debug("cacheray-rt: writing %s", cr_trace_path);
@@ -184,10 +243,39 @@ static int cr_plock(short type)
 	return r;
 }
 
-static int64_t cacheray_append_lock(struct rec_session *s)
+/* Under the append lock (both locks held, not re-entered): the journal's word on the append
+ * before ours, then ours. END is the trace's end; returns it, cut back if needed. */
+static off_t cr_journal_begin(off_t end, uint64_t len)
+{
+	struct cr_journal *j = cr_jnl;
+
+	if (memcmp(j->magic, CR_JOURNAL_MAGIC, sizeof(j->magic)) != 0) {
+		memset(j, 0, sizeof(*j));
+		memcpy(j->magic, CR_JOURNAL_MAGIC, sizeof(j->magic));
+	} else if (__atomic_load_n(&j->writing, __ATOMIC_ACQUIRE)) {
+		/* its writer died in it (the lock was free): what it left is the trace's end;
+		 * the whole of it (end = pos + len) stays, it was written */
+		if ((uint64_t)end > j->pos && (uint64_t)end < j->pos + j->len &&
+		    ftruncate(cr_fd, (off_t)j->pos) == 0) {
+			rec_debug("cacheray-rt: %llu bytes of a chunk process %d was killed writing "
+				  "cut off the trace at offset %llu",
+				  (unsigned long long)((uint64_t)end - j->pos), (int)j->pid,
+				  (unsigned long long)j->pos);
+			end = (off_t)j->pos;
+		}
+	}
+	j->pos = (uint64_t)end;
+	j->len = len;
+	j->pid = (int32_t)getpid();
+	/* after pos/len (release): a next holder that sees the mark sees them */
+	__atomic_store_n(&j->writing, 1, __ATOMIC_RELEASE);
+	return end;
+}
+
+static int64_t cacheray_append_lock(struct rec_session *s, uint64_t len)
 {
 	pid_t me = rec_gettid();
-	int saved = errno;
+	int saved = errno, first = 0;
 	off_t end;
 
 	(void)s;
@@ -200,8 +288,11 @@ static int64_t cacheray_append_lock(struct rec_session *s)
 		/* no lock (ENOLCK, a file system without them): the threads of this process are
 		 * still in order, which is all a process alone needs */
 		cr_append_plock = cr_fd >= 0 && cr_regular && cr_plock(F_WRLCK) == 0;
+		first = 1;
 	}
 	end = cr_fd >= 0 && cr_regular ? lseek(cr_fd, 0, SEEK_END) : -1;
+	if (end >= 0 && first && cr_append_plock && cr_jnl)
+		end = cr_journal_begin(end, len);
 	errno = saved;
 	return end < 0 ? -1 : (int64_t)end;
 }
@@ -213,6 +304,8 @@ static void cacheray_append_unlock(struct rec_session *s)
 	(void)s;
 	if (--cr_append_depth > 0)
 		return;
+	if (cr_append_plock && cr_jnl) /* the write is recorded done (rec_chunk_write) */
+		__atomic_store_n(&cr_jnl->writing, 0, __ATOMIC_RELEASE);
 	if (cr_append_plock)
 		cr_plock(F_UNLCK);
 	cr_append_plock = 0;

@@ -43,13 +43,13 @@ struct rec_sink {
 	void (*finish)(struct rec_session *s);
 	/* optional, for a sink that appends the chunks of every thread (and process) to ONE file
 	 * (rec_session.out_path): around one write_chunk, the right to append, exclusive among
-	 * every writer of that file. append_lock returns the file's end, where the chunk's bytes
-	 * will go (-1: not known, e.g. not a regular file); the drainer records it in the ring
+	 * every writer of that file. append_lock returns the file's end, where the chunk's LEN
+	 * bytes will go (-1: not known, e.g. not a regular file); the drainer records it in the ring
 	 * header, then writes, then records the write done, before append_unlock (rec_ring.h:
 	 * salvage then knows exactly where a write a kill cut short lives). Slow path: taken once
 	 * per chunk, never by a hook. Re-entered by the thread that holds it (finish from a fatal
 	 * signal in the middle of a write), it must not wait for itself. */
-	int64_t (*append_lock)(struct rec_session *s);
+	int64_t (*append_lock)(struct rec_session *s, uint64_t len);
 	void (*append_unlock)(struct rec_session *s);
 };
 

@@ -402,7 +402,7 @@ void *rec_reserve_slow(struct rec_thread *t, size_t n)
 static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
 {
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
-	int64_t (*append)(struct rec_session *) = rec_sess.sink->append_lock;
+	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
@@ -420,7 +420,7 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 		/* one file for every thread (and process): where this chunk goes is known only
 		 * under the sink's append lock; from the claim to done_seq nobody else appends,
 		 * so salvage finds exactly these bytes at write_pos (rec_ring.h) */
-		int64_t pos = append(&rec_sess);
+		int64_t pos = append(&rec_sess, len);
 		if (pos >= 0) {
 			__atomic_store_n(&h->write_len, len, __ATOMIC_RELEASE);
 			__atomic_store_n(&h->write_pos, pos, __ATOMIC_RELEASE);
