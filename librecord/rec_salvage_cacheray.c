@@ -21,14 +21,19 @@
  *        - something else is there from the first record on (the kill came before the
  *          write, another process appended there): the chunk is written whole, later;
  *        - the chunk's first records and then something else: a torn write another process
- *          appended after (what the append lock cannot prevent once its holder is dead):
- *          reported, the trace left as it is;
+ *          appended after (which the journal prevents, below): reported, the trace left as
+ *          it is;
  *   2. what is left must be made of whole records, but for a torn end, which is cut (a
  *      write no ring accounts for);
  *   3. the trace is cut back to the first place steps 1 and 2 chose;
  *   4. each ring's unwritten chunks are appended whole, ring after ring (records of different
  *      threads interleave only at chunk boundaries, as when the runtime writes them), each
  *      with the same protocol in the ring header, so an interrupted salvage is run again.
+ * A torn chunk never has another process's chunk after it: the next writer, in whatever
+ * process, cuts it off first (the runtime's append journal), so a claim's place holds the
+ * chunk's first bytes up to the end, all of it, or someone else's records; when it holds
+ * something else (the journal missing: another ring directory, no POSIX locks) salvage stops.
+ * The journal itself is removed once the trace is salvaged.
  * The format has no loss record: losses are in salvage's report.
  * The trace file is trusted only if it is a regular file (no link followed) owned by the
  * owner of the rings and made of Cacheray records: anything else is left alone.
@@ -332,6 +337,14 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 		if (r->lost_tail)
 			rec_salvage_tail_done(r);
 		r->ok = true;
+	}
+	/* the runtime's append journal of this trace (cacheray-rt/sink_cacheray.c): no process
+	 * appends any more (the lock above), nothing in it is needed */
+	if (ctx->ringdirfd >= 0) {
+		char jname[64];
+		snprintf(jname, sizeof(jname), "append.%llx.%llx", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		unlinkat(ctx->ringdirfd, jname, 0);
 	}
 	if (close(fd) < 0)
 		return -1;
