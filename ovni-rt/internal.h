@@ -27,6 +27,7 @@
 
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
+#define OVNI_NO_INLINE 1 /* the library defines the event builders itself */
 #include "ovni-rt/ovni.h"
 #include "ovni-rt/ovni_json.h"
 

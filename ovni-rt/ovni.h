@@ -16,7 +16,9 @@
  *    or process that ends without ovni_thread_free()/ovni_proc_fini() is finished at exit;
  *  - a fork child starts with no ovni state: it may call ovni_proc_init() for its own pid;
  *  - ovni_clock_now() reads the TSC, kept within about a microsecond of CLOCK_MONOTONIC, so
- *    clocks stay comparable across the threads and processes of a loom.
+ *    clocks stay comparable across the threads and processes of a loom;
+ *  - in optimised GNU C/C++ builds the event builders (set_mcv, set_clock, get_clock,
+ *    payload_add) are inline (see below; -DOVNI_NO_INLINE makes them calls again).
  */
 #ifndef OVNI_H
 #define OVNI_H
@@ -139,6 +141,55 @@ uint64_t ovni_clock_now(void);
 void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size);
 int ovni_ev_size(const struct ovni_ev *ev);
 int ovni_payload_size(const struct ovni_ev *ev);
+
+/*
+ * The event builders inline, in optimised GNU C/C++ builds: a program fills its event with
+ * plain stores instead of a call per field (three payload_add calls cost more than the emit
+ * itself). These are only inline definitions (gnu_inline): the library still exports the
+ * functions, which programs built without optimisation, with OVNI_NO_INLINE, or against the
+ * original header call, and which the inline payload_add calls for anything it does not take
+ * (a jumbo event, fewer than 2 bytes, more than 16 in all) so that misuse dies with the same
+ * message. The bytes are the same as the library's (tests/unit/test_ovni_inline.c).
+ */
+#if defined(__GNUC__) && defined(__OPTIMIZE__) && !defined(OVNI_NO_INLINE)
+#define OVNI_INLINE_ extern __inline __attribute__((__gnu_inline__))
+
+/* the library's ovni_payload_add under another name: a call to it from the inline body is
+ * not a recursion the compiler may turn into a loop */
+void ovni_payload_add_lib_(struct ovni_ev *ev, const uint8_t *buf, int size) __asm__("ovni_payload_add");
+
+OVNI_INLINE_ void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
+{
+	ev->header.model = (uint8_t)mcv[0];
+	ev->header.category = (uint8_t)mcv[1];
+	ev->header.value = (uint8_t)mcv[2];
+}
+
+OVNI_INLINE_ uint64_t ovni_ev_get_clock(const struct ovni_ev *ev)
+{
+	return ev->header.clock;
+}
+
+OVNI_INLINE_ void ovni_ev_set_clock(struct ovni_ev *ev, uint64_t clock)
+{
+	ev->header.clock = clock;
+}
+
+OVNI_INLINE_ void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
+{
+	unsigned f = ev->header.flags;
+	unsigned have = (f & 0x0f) ? (f & 0x0f) + 1u : 0u;
+
+	if ((f & OVNI_EV_JUMBO) || size < 2 || have + (unsigned)size > 16) {
+		ovni_payload_add_lib_(ev, buf, size); /* it says what is wrong, and aborts */
+		return;
+	}
+	memcpy(&ev->payload.u8[have], buf, (size_t)size);
+	ev->header.flags = (uint8_t)((f & 0xf0) | ((have + (unsigned)size - 1) & 0x0f));
+}
+
+#undef OVNI_INLINE_
+#endif
 
 /* Declare a CPU of the loom: logical index (0..N-1) and the OS CPU number. */
 void ovni_add_cpu(int index, int phyid);
