@@ -109,17 +109,19 @@ static void on_abrt(int sig)
 	(void)sig;
 }
 
-static void process(long ms)
+/* cpu0: the first CPU of this process's own range (a fork child's threads run on other
+ * CPUs of the loom than its parent's: ovniemu 1.14 rejects two threads running on one) */
+static void process(long ms, int cpu0)
 {
 	pthread_t t;
 
 	ovni_proc_init(1, "salvage.host", getpid());
 	ovni_thread_init(gettid());
-	for (int i = 0; i <= nthreads + 1; i++)
+	for (int i = 0; i < 2 * (nthreads + 1); i++)
 		ovni_add_cpu(i, i);
-	ohx(0);
+	ohx(cpu0);
 	for (long i = 1; i <= nthreads; i++)
-		pthread_create(&t, NULL, worker, (void *)i);
+		pthread_create(&t, NULL, worker, (void *)(cpu0 + i));
 	if (ms > 0) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
@@ -133,7 +135,7 @@ static void process(long ms)
 int main(int argc, char **argv)
 {
 	long ms = 0;
-	int fd, do_fork = 0;
+	int fd, do_fork = 0, cpu0 = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: ovni_killme SIDE NTHREADS [fork] [abort=MS]\n");
@@ -152,8 +154,8 @@ int main(int argc, char **argv)
 			ms = atol(argv[i] + 6);
 	}
 	ovni_version_check();
-	if (do_fork)
-		fork(); /* before any ovni call: each process is its own ovni process */
-	process(ms);
+	if (do_fork && fork() == 0) /* before any ovni call: each process is its own */
+		cpu0 = nthreads + 1;
+	process(ms, cpu0);
 	return 0;
 }
