@@ -118,6 +118,14 @@ static void xr_started(void)
 static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, &rec_sink_uftrace,
 						     &rec_sink_chrome, NULL };
 
+/* The thread is exiting with frames open (pthread_cancel unwound them without their exit
+ * sleds): they end now, so the log has an exit for every entry. */
+static void xr_thread_exit(struct rec_thread *t)
+{
+	if (!t->busy)
+		xr_unwind_to(UINTPTR_MAX);
+}
+
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
 	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
@@ -130,6 +138,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.fn_addr = xr_fn_addr,
 	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
 	.image_end = xr_finish,
+	.thread_exit = xr_thread_exit,
 };
 
 __attribute__((constructor(101))) static void xr_init(void)
