@@ -25,6 +25,7 @@
  *      written into the process's metadata.json.
  */
 #include "librecord/rec_salvage.h"
+#include "librecord/rec_salvage_spool.h"
 #include "librecord/rec_util.h"
 
 /* ovni-rt's JSON tree (parse, edit, serialize), the one its sink writes the metadata with */
@@ -362,32 +363,17 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 			return -1;
 		}
 	}
-	if (r->cut && r->cut_pos >= 0 && r->cut_pos <= st.st_size &&
-	    ftruncate(fd, r->cut_pos) < 0) {
-		rec_salvage_log(ctx, "%s: cannot cut it back: %s", sd.stream, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	pos = lseek(fd, 0, SEEK_END);
-	from = (size_t)pos;
-	for (size_t i = 0; i < r->nr_chunks; i++) {
-		const struct rec_salvage_chunk *c = &r->chunks[i];
-		size_t len = c->len - c->off;
+	{
+		/* the stream holds the ring's bytes as they are; its events are counted below */
+		struct rec_salvage_spool sp = {.label = sd.stream};
+		off_t start;
 
-		rec_salvage_chunk_begin(r, c, (int64_t)pos);
-		if (rec_write_all(fd, c->data + c->off, len) < 0) {
-			rec_salvage_log(ctx, "%s: write: %s", sd.stream, strerror(errno));
+		if (rec_salvage_spool_append(ctx, r, fd, st.st_size, &sp, &start, &pos) < 0) {
 			close(fd);
 			return -1;
 		}
-		pos += (off_t)len;
-		rec_salvage_chunk_done(r, c);
-		r->bytes += len;
-		r->lost += c->lost_before;
+		from = (size_t)start;
 	}
-	r->lost += r->lost_tail;
-	if (r->lost_tail)
-		rec_salvage_tail_done(r);
 
 	/* whole events only, then the thread dead */
 	end = 0;

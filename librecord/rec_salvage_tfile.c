@@ -29,6 +29,7 @@
  * after a broken one are left out, and said.
  */
 #include "librecord/rec_salvage.h"
+#include "librecord/rec_salvage_spool.h"
 #include "librecord/rec_outname.h"
 #include "librecord/rec_util.h"
 #include "librecord/tfile_defs.h"
@@ -51,8 +52,7 @@
 
 /* one process image: its spools and whether a ring of it is being salvaged */
 struct ts_image {
-	int32_t pid;
-	uint64_t session_ns;
+	struct rec_salvage_image_id id; /* first: rec_salvage_image's key */
 	bool has_ring;
 	bool failed;
 	uid_t owner; /* of its rings */
@@ -95,71 +95,36 @@ static void ts_defs_name(char *buf, size_t size, int pid, uint64_t ns)
 /* step 1: the ring's unwritten chunks onto its thread's spool */
 static int ts_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r)
 {
-	char name[80];
-	struct stat st;
-	off_t pos;
-	int fd;
+	char name[80], label[PATH_MAX + 96];
+	struct rec_salvage_spool sp = {.label = label, .count = ts_count};
+	off_t size;
+	int fd, ret;
 
 	ts_spool_name(name, sizeof(name), r->pid, r->session_ns, r->tid);
-	fd = openat(ctx->ringdirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rec_salvage_log(ctx, "%s/.flightrec/%s: %s", ctx->dir, name,
-				fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
+	fd = rec_salvage_spool_open(ctx, name, &size);
+	if (fd < 0)
 		return -1;
-	}
-	if (r->cut && r->cut_pos >= 0 && r->cut_pos <= st.st_size &&
-	    ftruncate(fd, r->cut_pos) < 0) {
-		rec_salvage_log(ctx, "%s/.flightrec/%s: cannot cut it back: %s", ctx->dir, name,
-				strerror(errno));
-		close(fd);
-		return -1;
-	}
-	pos = lseek(fd, 0, SEEK_END);
-	for (size_t i = 0; i < r->nr_chunks; i++) {
-		const struct rec_salvage_chunk *c = &r->chunks[i];
-		size_t len = c->len - c->off;
-
-		rec_salvage_chunk_begin(r, c, (int64_t)pos);
-		if (rec_write_all(fd, c->data + c->off, len) < 0) {
-			rec_salvage_log(ctx, "%s/.flightrec/%s: write: %s", ctx->dir, name,
-					strerror(errno));
-			close(fd);
-			return -1;
-		}
-		pos += (off_t)len;
-		rec_salvage_chunk_done(r, c);
-		r->bytes += len;
-		r->lost += c->lost_before;
-		r->events += ts_count(c->data + c->off, len);
-	}
+	snprintf(label, sizeof(label), "%s/.flightrec/%s", ctx->dir, name);
 	/* a tfile has no loss record: the count is in the report */
-	r->lost += r->lost_tail;
-	if (r->lost_tail)
-		rec_salvage_tail_done(r);
+	ret = rec_salvage_spool_append(ctx, r, fd, size, &sp, NULL, NULL);
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* --- the images ------------------------------------------------------------------------ */
 
 static struct ts_image *ts_image(struct ts_image **v, size_t *n, int32_t pid, uint64_t ns)
 {
-	struct ts_image *nv;
+	void *p = *v;
+	bool added;
+	ssize_t i = rec_salvage_image(&p, n, sizeof(**v), pid, ns, &added);
 
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].pid == pid && (*v)[i].session_ns == ns)
-			return &(*v)[i];
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
+	*v = p;
+	if (i < 0)
 		return NULL;
-	*v = nv;
-	memset(&nv[*n], 0, sizeof(nv[*n]));
-	nv[*n].pid = pid;
-	nv[*n].session_ns = ns;
-	nv[*n].owner = (uid_t)-1;
-	return &nv[(*n)++];
+	if (added)
+		(*v)[i].owner = (uid_t)-1;
+	return &(*v)[i];
 }
 
 /* every spool and definitions file in .flightrec, grouped by image */
@@ -292,7 +257,7 @@ static int ts_defs_load(struct rec_salvage_ctx *ctx, const struct ts_image *im,
 	int fd;
 
 	memset(df, 0, sizeof(*df));
-	ts_defs_name(name, sizeof(name), im->pid, im->session_ns);
+	ts_defs_name(name, sizeof(name), im->id.pid, im->id.session_ns);
 	fd = openat(ctx->ringdirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		TS_WHY(".flightrec/%s: %s (the tracepoints' definitions are nowhere else)", name,
@@ -315,7 +280,7 @@ static int ts_defs_load(struct rec_salvage_ctx *ctx, const struct ts_image *im,
 		TS_WHY(".flightrec/%s: header, tracepoint or module size differs from this "
 		       "salvage's (%u, %u, %u)",
 		       name, h->hdr_size, h->tp_size, h->mod_size);
-	if (h->pid != im->pid || h->session_ns != im->session_ns)
+	if (h->pid != im->id.pid || h->session_ns != im->id.session_ns)
 		TS_WHY(".flightrec/%s: pid/session %d/%llu differ from the file name's", name,
 		       (int)h->pid, (unsigned long long)h->session_ns);
 	if (h->ntp > REC_TP_MAX || h->table_size != tfile_defs_table_size(h->ntp))
@@ -421,7 +386,7 @@ static int ts_assemble(struct rec_salvage_ctx *ctx, struct ts_image *im)
 	if (ts_defs_load(ctx, im, &df, why, sizeof(why)) < 0) {
 		rec_salvage_log(ctx, "%s/%s; the trace of process %d cannot be rebuilt (its "
 				"rings and spools are left in place)",
-				ctx->dir, why, (int)im->pid);
+				ctx->dir, why, (int)im->id.pid);
 		return -1;
 	}
 	v = calloc(im->n ? im->n : 1, sizeof(*v));
@@ -493,10 +458,10 @@ static int ts_assemble(struct rec_salvage_ctx *ctx, struct ts_image *im)
 				strerror(errno));
 	rec_salvage_log(ctx, "%s/%s.tf: the GDB trace file of process %d, %llu frames of %zu "
 			"threads",
-			ctx->dir, base, (int)im->pid, (unsigned long long)frames, n);
+			ctx->dir, base, (int)im->id.pid, (unsigned long long)frames, n);
 	for (size_t i = 0; i < im->n; i++)
 		unlinkat(ctx->ringdirfd, im->spools[i], 0);
-	ts_defs_name(defs, sizeof(defs), im->pid, im->session_ns);
+	ts_defs_name(defs, sizeof(defs), im->id.pid, im->id.session_ns);
 	unlinkat(ctx->ringdirfd, defs, 0);
 	ret = 0;
 out:
@@ -545,16 +510,16 @@ static int ts_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rin
 		struct ts_image *im = &imgs[i];
 		if (im->failed)
 			continue;
-		if (ts_ring_busy(ctx, im->pid, rings, nr)) {
+		if (ts_ring_busy(ctx, im->id.pid, rings, nr)) {
 			/* its rings' chunks are on the spools now; the trace is written once the
 			 * last ring can be salvaged too */
 			rec_salvage_log(ctx, "the trace of process %d waits for its rings a live "
-					"process holds", (int)im->pid);
+					"process holds", (int)im->id.pid);
 			continue;
 		}
 		if (!im->has_ring) {
 			/* no ring of this image here: only once its process is gone */
-			if (kill(im->pid, 0) == 0 || errno != ESRCH)
+			if (kill(im->id.pid, 0) == 0 || errno != ESRCH)
 				continue;
 			im->owner = dir_owner;
 		}

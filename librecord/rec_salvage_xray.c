@@ -20,6 +20,7 @@
  * not in the rings; llvm-xray does not care).
  */
 #include "librecord/rec_salvage.h"
+#include "librecord/rec_salvage_spool.h"
 #include "librecord/rec_config.h"
 #include "librecord/rec_util.h"
 #include "xray-rt/fdr_encode.h"
@@ -29,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +54,7 @@ struct xs_spool {
 
 /* one process image: its spools, and what the log needs */
 struct xs_image {
-	int32_t pid;
-	uint64_t session_ns;
+	struct rec_salvage_image_id id; /* first: rec_salvage_image's key */
 	uint64_t tsc_hz, buffer_size;
 	struct rec_clock clock;
 	int have_clock; /* from a ring of this image */
@@ -91,79 +92,56 @@ static void xs_spool_name(char *buf, size_t size, int pid, uint64_t ns, int tid,
 		 lossy ? XS_LOSSY : "");
 }
 
+/* a gap (lost events before a chunk): the spool becomes .lossy, as the sink does */
+struct xs_lossy {
+	struct rec_salvage_ctx *ctx;
+	const char *name, *lossy_name;
+	int lossy;
+};
+
+static void xs_mark_lossy(void *arg, const struct rec_salvage_chunk *c)
+{
+	struct xs_lossy *l = arg;
+
+	if (c->lost_before && !l->lossy &&
+	    renameat(l->ctx->ringdirfd, l->name, l->ctx->ringdirfd, l->lossy_name) == 0)
+		l->lossy = 1; /* a gap: exits without entries are left out at assembly */
+}
+
 static int xs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r)
 {
-	char name[80], lossy_name[80];
-	struct stat st;
-	int fd, lossy = 0;
-	off_t pos;
+	char name[80], lossy_name[80], label[PATH_MAX + 96];
+	struct xs_lossy l = {.ctx = ctx, .name = name, .lossy_name = lossy_name};
+	struct rec_salvage_spool sp = {
+		.label = label, .count = xs_count, .before_chunk = xs_mark_lossy, .arg = &l};
+	off_t size;
+	int fd, ret;
 
 	xs_spool_name(name, sizeof(name), r->pid, r->session_ns, r->tid, 0);
 	xs_spool_name(lossy_name, sizeof(lossy_name), r->pid, r->session_ns, r->tid, 1);
 	if (faccessat(ctx->ringdirfd, lossy_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		lossy = 1;
-	fd = openat(ctx->ringdirfd, lossy ? lossy_name : name,
-		    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rec_salvage_log(ctx, "%s/.flightrec/%s: %s", ctx->dir, lossy ? lossy_name : name,
-				fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
+		l.lossy = 1;
+	fd = rec_salvage_spool_open(ctx, l.lossy ? lossy_name : name, &size);
+	if (fd < 0)
 		return -1;
-	}
-	if (r->cut && r->cut_pos >= 0 && r->cut_pos <= st.st_size &&
-	    ftruncate(fd, r->cut_pos) < 0) {
-		rec_salvage_log(ctx, "%s/.flightrec/%s: cannot cut it back: %s", ctx->dir, name,
-				strerror(errno));
-		close(fd);
-		return -1;
-	}
-	pos = lseek(fd, 0, SEEK_END);
-	for (size_t i = 0; i < r->nr_chunks; i++) {
-		const struct rec_salvage_chunk *c = &r->chunks[i];
-		size_t len = c->len - c->off;
-
-		if (c->lost_before && !lossy &&
-		    renameat(ctx->ringdirfd, name, ctx->ringdirfd, lossy_name) == 0)
-			lossy = 1; /* a gap: exits without entries are left out at assembly */
-		rec_salvage_chunk_begin(r, c, (int64_t)pos);
-		if (rec_write_all(fd, c->data + c->off, len) < 0) {
-			rec_salvage_log(ctx, "%s/.flightrec/%s: write: %s", ctx->dir, name,
-					strerror(errno));
-			close(fd);
-			return -1;
-		}
-		pos += (off_t)len;
-		rec_salvage_chunk_done(r, c);
-		r->bytes += len;
-		r->lost += c->lost_before;
-		r->events += xs_count(c->data + c->off, len);
-	}
+	/* the log says the spool's first name, as it always has (a lossy one differs by .lossy) */
+	snprintf(label, sizeof(label), "%s/.flightrec/%s", ctx->dir, name);
 	/* FDR has no loss record: the count is in the report (and the gap marks the stream) */
-	r->lost += r->lost_tail;
-	if (r->lost_tail)
-		rec_salvage_tail_done(r);
+	ret = rec_salvage_spool_append(ctx, r, fd, size, &sp, NULL, NULL);
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* --- the log ------------------------------------------------------------------------- */
 
 static struct xs_image *xs_image(struct xs_image **v, size_t *n, int32_t pid, uint64_t ns)
 {
-	struct xs_image *nv;
+	void *p = *v;
+	bool added;
+	ssize_t i = rec_salvage_image(&p, n, sizeof(**v), pid, ns, &added);
 
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].pid == pid && (*v)[i].session_ns == ns)
-			return &(*v)[i];
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv)
-		return NULL;
-	*v = nv;
-	memset(&nv[*n], 0, sizeof(nv[*n]));
-	nv[*n].pid = pid;
-	nv[*n].session_ns = ns;
-	return &nv[(*n)++];
+	*v = p;
+	return i < 0 ? NULL : &(*v)[i];
 }
 
 /* every spool in .flightrec, grouped by image */
@@ -341,11 +319,11 @@ static int xs_assemble(struct rec_salvage_ctx *ctx, struct xs_image *im)
 	}
 	for (size_t i = 0; i < im->n; i++)
 		tids[i] = im->spools[i].tid;
-	first = xr_llvm_first_key((uint64_t)im->pid, tids, im->n, scratch);
+	first = xr_llvm_first_key((uint64_t)im->id.pid, tids, im->n, scratch);
 	free(tids);
 	free(scratch);
 
-	fd = xs_create_log(ctx, im->pid, name, sizeof(name));
+	fd = xs_create_log(ctx, im->id.pid, name, sizeof(name));
 	if (fd < 0) {
 		rec_salvage_log(ctx, "%s/%s: %s", ctx->dir, name, strerror(errno));
 		return -1;
@@ -361,7 +339,7 @@ static int xs_assemble(struct rec_salvage_ctx *ctx, struct xs_image *im)
 		uint64_t tsc = marker ? im->spools[0].tsc : sp->tsc;
 		uint64_t ns = xs_tsc_to_ns(&im->clock, tsc);
 		int64_t sec = (int64_t)(ns / 1000000000ull);
-		int32_t usec = (int32_t)(ns % 1000000000ull / 1000), pid = im->pid;
+		int32_t usec = (int32_t)(ns % 1000000000ull / 1000), pid = im->id.pid;
 		uint8_t m[4 * FDR_META_SIZE], pl[12];
 		uint8_t *map;
 
@@ -395,7 +373,7 @@ static int xs_assemble(struct rec_salvage_ctx *ctx, struct xs_image *im)
 		return -1;
 	}
 	rec_salvage_log(ctx, "%s/%s: the XRay log of process %d, %zu threads", ctx->dir, name,
-			(int)im->pid, im->n);
+			(int)im->id.pid, im->n);
 	for (size_t i = 0; i < im->n; i++)
 		unlinkat(ctx->ringdirfd, im->spools[i].name, 0);
 	return 0;
@@ -432,7 +410,7 @@ static int xs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rin
 			/* no ring of this image here: only when its process is gone, with the
 			 * clock it would have had unknown (the TSC rate of a ring of another image
 			 * is the machine's too) */
-			if (kill(im->pid, 0) == 0 || errno != ESRCH)
+			if (kill(im->id.pid, 0) == 0 || errno != ESRCH)
 				continue;
 			for (size_t j = 0; j < nimg && !im->have_clock; j++)
 				if (imgs[j].have_clock) {
