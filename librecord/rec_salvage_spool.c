@@ -11,12 +11,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int rec_salvage_spool_open(struct rec_salvage_ctx *ctx, const char *name, off_t *size)
+/* NAME in .flightrec for writing: its descriptor and size, or -1 said */
+static int spool_open(struct rec_salvage_ctx *ctx, const char *name, off_t *size)
 {
 	struct stat st;
 	int fd;
@@ -71,6 +74,25 @@ int rec_salvage_spool_append(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 	if (to)
 		*to = pos;
 	return 0;
+}
+
+int rec_salvage_spool_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r,
+			     const char *name, const char *logname,
+			     const struct rec_salvage_spool *sp)
+{
+	char label[PATH_MAX + 96];
+	struct rec_salvage_spool s = *sp;
+	off_t size;
+	int fd, ret;
+
+	fd = spool_open(ctx, name, &size);
+	if (fd < 0)
+		return -1;
+	snprintf(label, sizeof(label), "%s/.flightrec/%s", ctx->dir, logname);
+	s.label = label;
+	ret = rec_salvage_spool_append(ctx, r, fd, size, &s, NULL, NULL);
+	close(fd);
+	return ret;
 }
 
 ssize_t rec_salvage_image(void **v, size_t *n, size_t size, int32_t pid, uint64_t ns,

@@ -17,19 +17,13 @@
 
 /* the format's part in rec_salvage_spool_append */
 struct rec_salvage_spool {
-	const char *label; /* the file as the log names it */
+	const char *label; /* the file as the log names it (rec_salvage_spool_thread sets it) */
 	/* the events in a chunk's bytes, added to r->events (NULL: the caller counts them) */
 	uint64_t (*count)(const uint8_t *p, size_t n);
 	/* called before each chunk is begun (NULL: nothing), with ARG */
 	void (*before_chunk)(void *arg, const struct rec_salvage_chunk *c);
 	void *arg;
 };
-
-/*
- * Open (creating it, mode 0600) the spool NAME in DIR/.flightrec for writing: a regular file.
- * The descriptor, its size in *SIZE; -1 said on the log.
- */
-int rec_salvage_spool_open(struct rec_salvage_ctx *ctx, const char *name, off_t *size);
 
 /*
  * Append R's unwritten chunks to FD (of SIZE bytes): cut it back first when the kill came in
@@ -42,6 +36,15 @@ int rec_salvage_spool_open(struct rec_salvage_ctx *ctx, const char *name, off_t 
 int rec_salvage_spool_append(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r, int fd,
 			     off_t size, const struct rec_salvage_spool *sp, off_t *from,
 			     off_t *to);
+
+/*
+ * The whole of it for a spool in DIR/.flightrec: open NAME (created, mode 0600; a regular
+ * file), append as above, close. The log names the file DIR/.flightrec/LOGNAME (XRay's
+ * spool keeps its first name there once it is .lossy). 0, or -1 said on the log.
+ */
+int rec_salvage_spool_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r,
+			     const char *name, const char *logname,
+			     const struct rec_salvage_spool *sp);
 
 /* the key of a process image: the first member of a format's image struct */
 struct rec_salvage_image_id {

@@ -95,20 +95,12 @@ static void ts_defs_name(char *buf, size_t size, int pid, uint64_t ns)
 /* step 1: the ring's unwritten chunks onto its thread's spool */
 static int ts_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r)
 {
-	char name[80], label[PATH_MAX + 96];
-	struct rec_salvage_spool sp = {.label = label, .count = ts_count};
-	off_t size;
-	int fd, ret;
+	const struct rec_salvage_spool sp = {.count = ts_count};
+	char name[80];
 
 	ts_spool_name(name, sizeof(name), r->pid, r->session_ns, r->tid);
-	fd = rec_salvage_spool_open(ctx, name, &size);
-	if (fd < 0)
-		return -1;
-	snprintf(label, sizeof(label), "%s/.flightrec/%s", ctx->dir, name);
 	/* a tfile has no loss record: the count is in the report */
-	ret = rec_salvage_spool_append(ctx, r, fd, size, &sp, NULL, NULL);
-	close(fd);
-	return ret;
+	return rec_salvage_spool_thread(ctx, r, name, name, &sp);
 }
 
 /* --- the images ------------------------------------------------------------------------ */

@@ -30,7 +30,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,26 +109,18 @@ static void xs_mark_lossy(void *arg, const struct rec_salvage_chunk *c)
 
 static int xs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r)
 {
-	char name[80], lossy_name[80], label[PATH_MAX + 96];
+	char name[80], lossy_name[80];
 	struct xs_lossy l = {.ctx = ctx, .name = name, .lossy_name = lossy_name};
-	struct rec_salvage_spool sp = {
-		.label = label, .count = xs_count, .before_chunk = xs_mark_lossy, .arg = &l};
-	off_t size;
-	int fd, ret;
+	const struct rec_salvage_spool sp = {
+		.count = xs_count, .before_chunk = xs_mark_lossy, .arg = &l};
 
 	xs_spool_name(name, sizeof(name), r->pid, r->session_ns, r->tid, 0);
 	xs_spool_name(lossy_name, sizeof(lossy_name), r->pid, r->session_ns, r->tid, 1);
 	if (faccessat(ctx->ringdirfd, lossy_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		l.lossy = 1;
-	fd = rec_salvage_spool_open(ctx, l.lossy ? lossy_name : name, &size);
-	if (fd < 0)
-		return -1;
-	/* the log says the spool's first name, as it always has (a lossy one differs by .lossy) */
-	snprintf(label, sizeof(label), "%s/.flightrec/%s", ctx->dir, name);
-	/* FDR has no loss record: the count is in the report (and the gap marks the stream) */
-	ret = rec_salvage_spool_append(ctx, r, fd, size, &sp, NULL, NULL);
-	close(fd);
-	return ret;
+	/* FDR has no loss record: the count is in the report (and the gap marks the stream);
+	 * the log says the spool's first name, as it always has */
+	return rec_salvage_spool_thread(ctx, r, l.lossy ? lossy_name : name, name, &sp);
 }
 
 /* --- the log ------------------------------------------------------------------------- */
