@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "readers/rtstats.h"
+#include "tests/unit/unit_util.h"
 
 #define TOTALS(threads, events, bytes, full, nested, dead, depth)                              \
 	"pid=4024\nppid=4023\nexe=/tmp/x\nformat=xray\nthreads=" #threads "\nevents=" #events      \
@@ -146,23 +147,6 @@ static void test_cap(void **state)
 
 static char tmpdir[256];
 
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static void put(const char *name, const char *text)
-{
-	char p[512];
-	snprintf(p, sizeof(p), "%s/.flightrec/%s", tmpdir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void test_load_dir(void **state)
 {
 	struct rts_set set;
@@ -170,17 +154,18 @@ static void test_load_dir(void **state)
 	char p[512];
 
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rtstats.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
+	unit_tmpdir_make(tmpdir, sizeof(tmpdir), "test_rtstats", false);
 	rd_error_clear(&err);
 	assert_int_equal(rts_load(tmpdir, &set, &err), 0); /* no .flightrec: nothing, no error */
 	assert_false(set.present);
 	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
 	assert_int_equal(mkdir(p, 0700), 0);
-	put("stats.4024.100", good);
-	put("stats.4024.50", "thread=9 events=3\n" TOTALS(1, 3, 0, 0, 0, 0, 0));
-	put("stats.4030.7.part", "thread=1 events=1\n"); /* a killed process's: not read */
-	put("ring.4030.4030", "");
+	unit_write_file(tmpdir, ".flightrec/stats.4024.100", good);
+	unit_write_file(tmpdir, ".flightrec/stats.4024.50",
+			"thread=9 events=3\n" TOTALS(1, 3, 0, 0, 0, 0, 0));
+	/* a killed process's: not read */
+	unit_write_file(tmpdir, ".flightrec/stats.4030.7.part", "thread=1 events=1\n");
+	unit_write_file(tmpdir, ".flightrec/ring.4030.4030", "");
 	assert_int_equal(rts_load(tmpdir, &set, &err), 0);
 	assert_true(set.present);
 	assert_int_equal(set.nr, 2);
@@ -189,13 +174,14 @@ static void test_load_dir(void **state)
 	assert_int_equal(set.procs[1].nr_thr, 2);
 	rts_free(&set);
 	/* a broken file: the error names it, nothing is kept */
-	put("stats.4031", "thread=1 events=2\n" TOTALS(1, 3, 0, 0, 0, 0, 0));
+	unit_write_file(tmpdir, ".flightrec/stats.4031",
+			"thread=1 events=2\n" TOTALS(1, 3, 0, 0, 0, 0, 0));
 	assert_int_equal(rts_load(tmpdir, &set, &err), -1);
 	assert_int_equal(err.rule, RTS_E_SUM);
 	assert_non_null(strstr(err.file, "/.flightrec/stats.4031"));
 	assert_int_equal(set.nr, 0);
 	rts_free(&set);
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpdir);
 }
 
 /* random damage to a good file: parsed or refused with a rule and an offset inside it */

@@ -33,6 +33,7 @@
 #include "readers/uftrace_reader.h"
 #include "readers/xray_fdr.h"
 #include "xray-rt/fdr_encode.h"
+#include "tests/unit/unit_util.h"
 
 #include <dirent.h>
 
@@ -47,73 +48,27 @@
 
 static char tmpdir[256];
 
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_salvage.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	char p[512];
-	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
-	assert_int_equal(mkdir(p, 0755), 0);
+	unit_tmpdir_make(tmpdir, sizeof(tmpdir), "test_salvage", true);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpdir);
 	return 0;
 }
 
-struct ring {
-	int fd;
-	uint8_t *map;
-	size_t size;
-	struct rec_ring_hdr *h;
-};
-
-static void ring_create(struct ring *r, int pid, int tid, const char *format)
+/* this file's geometry: NCHUNK chunks of CHUNK bytes, session BASE_NS */
+static void ring_create(struct unit_ring *r, int pid, int tid, const char *format)
 {
-	char p[512];
-	r->size = REC_RING_HDR_SIZE + (size_t)CHUNK * NCHUNK;
-	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, pid, tid);
-	r->fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(r->fd >= 0);
-	assert_int_equal(ftruncate(r->fd, (off_t)r->size), 0);
-	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-	assert_true(r->map != MAP_FAILED);
-	r->h = (struct rec_ring_hdr *)r->map;
-	memcpy(r->h->magic, REC_RING_MAGIC, 8);
-	r->h->version = REC_RING_VERSION;
-	r->h->hdr_size = REC_RING_HDR_SIZE;
-	r->h->chunk_size = CHUNK;
-	r->h->chunk_count = NCHUNK;
-	r->h->pid = pid;
-	r->h->tid = tid;
-	r->h->policy = 2;
-	snprintf(r->h->format, sizeof(r->h->format), "%s", format);
-	r->h->session_ns = BASE_NS;
-	r->h->write_pos = -1;
-	for (int i = 0; i < NCHUNK; i++) {
-		struct rec_chunk *c = (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + i * CHUNK);
-		c->magic = REC_CHUNK_MAGIC;
-	}
+	unit_ring_create(r, tmpdir, pid, tid, format, CHUNK, NCHUNK, BASE_NS);
 }
 
-static void ring_close(struct ring *r)
-{
-	munmap(r->map, r->size);
-	close(r->fd);
-}
-
-static struct rec_chunk *chunk_at(struct ring *r, int i)
+static struct rec_chunk *chunk_at(struct unit_ring *r, int i)
 {
 	return (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + (size_t)i * CHUNK);
 }
@@ -127,7 +82,7 @@ static struct uftrace_record rec_k(uint64_t k)
 }
 
 /* chunk i holds records [first, first + n) of the stream */
-static void chunk_fill(struct ring *r, int i, uint32_t state, uint64_t seq, uint64_t first,
+static void chunk_fill(struct unit_ring *r, int i, uint32_t state, uint64_t seq, uint64_t first,
 		       uint64_t n, uint64_t lost_before)
 {
 	struct rec_chunk *c = chunk_at(r, i);
@@ -165,16 +120,6 @@ static int64_t file_size(const char *name)
 	return stat(p, &st) == 0 ? st.st_size : -1;
 }
 
-static void write_file(const char *name, const char *text)
-{
-	char p[512];
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* a uftrace.data skeleton as open_session/open_thread leave it */
 static void uftrace_skeleton(int with_task_line)
 {
@@ -183,13 +128,13 @@ static void uftrace_skeleton(int with_task_line)
 		 "SESS timestamp=1000.000000000 pid=%d sid=0123456789abcdef exename=\"/opt/p\"\n"
 		 "%s",
 		 PID, with_task_line ? "TASK timestamp=1000.000000500 tid=4243 pid=4242\n" : "");
-	write_file("task.txt", task);
-	write_file("sid-0123456789abcdef.map",
+	unit_write_file(tmpdir, "task.txt", task);
+	unit_write_file(tmpdir, "sid-0123456789abcdef.map",
 		   "555555554000-555555559000 r-xp 00000000 00:00 0 /opt/p\n"
 		   "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n");
 }
 
-static int load(struct ring *r, struct rec_salvage_ring *out, char *why)
+static int load(struct unit_ring *r, struct rec_salvage_ring *out, char *why)
 {
 	char name[64];
 	(void)r;
@@ -206,7 +151,7 @@ static int load(struct ring *r, struct rec_salvage_ring *out, char *why)
 
 static void test_select_unwritten(void **state)
 {
-	struct ring r;
+	struct unit_ring r;
 	struct rec_salvage_ring sr;
 	char why[256], name[64];
 	(void)state;
@@ -269,12 +214,12 @@ static void test_select_unwritten(void **state)
 	assert_int_equal(sr.chunks[0].lost_before, 0);
 	rec_salvage_ring_free(&sr);
 	close(fd);
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 static void test_overwrite_and_gaps(void **state)
 {
-	struct ring r;
+	struct unit_ring r;
 	struct rec_salvage_ring sr;
 	char why[256], name[64];
 	(void)state;
@@ -308,12 +253,12 @@ static void test_overwrite_and_gaps(void **state)
 	assert_int_equal(sr.gaps, 5);
 	rec_salvage_ring_free(&sr);
 	close(fd);
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 static void test_header_rules(void **state)
 {
-	struct ring r;
+	struct unit_ring r;
 	struct rec_salvage_ring sr;
 	char why[256];
 	struct rec_ring_hdr good;
@@ -359,12 +304,12 @@ static void test_header_rules(void **state)
 	assert_int_equal(load(&r, &sr, why), -1);
 	assert_non_null(strstr(why, "below done_seq"));
 	*r.h = good;
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 static void test_bad_chunks_skipped(void **state)
 {
-	struct ring r;
+	struct unit_ring r;
 	struct rec_salvage_ring sr;
 	char why[256], name[64];
 	(void)state;
@@ -387,7 +332,7 @@ static void test_bad_chunks_skipped(void **state)
 	assert_int_equal(sr.bad_chunks, 3);
 	rec_salvage_ring_free(&sr);
 	close(fd);
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 /* --- uftrace, a whole directory ------------------------------------------------------------ */
@@ -432,7 +377,7 @@ static void test_uftrace_cut_write(void **state)
 {
 	struct rec_salvage_opts o = { .log = stderr };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	(void)state;
 	uftrace_skeleton(1);
 	/* a half-written line the kill left at the end of task.txt */
@@ -454,7 +399,7 @@ static void test_uftrace_cut_write(void **state)
 	r.h->done_len = RECS * 16;
 	r.h->write_seq = 3;
 	r.h->write_pos = pos;
-	ring_close(&r);
+	unit_ring_close(&r);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 1);
@@ -476,7 +421,7 @@ static void test_uftrace_rerun_and_lost(void **state)
 {
 	struct rec_salvage_opts o = { .log = stderr, .keep_rings = true };
 	struct rec_salvage_report rep;
-	struct ring r, r2;
+	struct unit_ring r, r2;
 	(void)state;
 	uftrace_skeleton(1);
 	ring_create(&r, PID, TID, "uftrace");
@@ -506,8 +451,8 @@ static void test_uftrace_rerun_and_lost(void **state)
 	assert_int_equal(rep.lost, 0);
 	check_stream(TID, RECS + 6);
 	verify_trace(RECS + 6 + 2, 9);
-	ring_close(&r);
-	ring_close(&r2);
+	unit_ring_close(&r);
+	unit_ring_close(&r2);
 }
 
 /* events dropped after the last chunk was taken: told by a LOST record at the end, once */
@@ -516,7 +461,7 @@ static void test_uftrace_lost_pending(void **state)
 	struct rec_salvage_opts o = { .keep_rings = true };
 	struct rec_salvage_report rep;
 	struct rec_salvage_ring sr;
-	struct ring r;
+	struct unit_ring r;
 	char why[256], name[64];
 	(void)state;
 	uftrace_skeleton(1);
@@ -546,7 +491,7 @@ static void test_uftrace_lost_pending(void **state)
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 0);
 	verify_trace(2 * RECS, 7);
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 /* overwrite policy, whole directory: the reused events told before the oldest chunk, once */
@@ -554,7 +499,7 @@ static void test_uftrace_overwrite(void **state)
 {
 	struct rec_salvage_opts o = { .keep_rings = true };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	(void)state;
 	uftrace_skeleton(1);
 	ring_create(&r, PID, TID, "uftrace");
@@ -574,14 +519,14 @@ static void test_uftrace_overwrite(void **state)
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 0);
 	assert_int_equal(rep.bytes, 0);
-	ring_close(&r);
+	unit_ring_close(&r);
 }
 
 static void test_live_ring_left_alone(void **state)
 {
 	struct rec_salvage_opts o = { 0 };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	(void)state;
 	uftrace_skeleton(1);
 	ring_create(&r, PID, TID, "uftrace");
@@ -594,7 +539,7 @@ static void test_live_ring_left_alone(void **state)
 	assert_int_equal(file_size("4243.dat"), -1);
 	assert_true(rec_salvage_needed(tmpdir));
 	/* the process dies: its lock goes */
-	ring_close(&r);
+	unit_ring_close(&r);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	assert_int_equal(file_size("4243.dat"), 4 * 16);
@@ -604,10 +549,10 @@ static void test_unknown_format_kept(void **state)
 {
 	struct rec_salvage_opts o = { 0 };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	(void)state;
 	ring_create(&r, PID, TID, "nosuch");
-	ring_close(&r);
+	unit_ring_close(&r);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(rep.bad, 1);
 	assert_true(rec_salvage_needed(tmpdir));
@@ -631,7 +576,7 @@ static size_t fdr_piece(uint8_t *p, uint64_t tsc, unsigned pairs)
 	return n;
 }
 
-static void xray_chunk(struct ring *r, int i, uint32_t state, uint64_t seq, uint64_t tsc,
+static void xray_chunk(struct unit_ring *r, int i, uint32_t state, uint64_t seq, uint64_t tsc,
 		       unsigned pairs, uint64_t lost_before)
 {
 	struct rec_chunk *c = chunk_at(r, i);
@@ -646,7 +591,7 @@ static void test_xray_log(void **state)
 {
 	struct rec_salvage_opts o = { .log = stderr };
 	struct rec_salvage_report rep;
-	struct ring r, r2;
+	struct unit_ring r, r2;
 	uint8_t buf[4096];
 	char p[512], log[512] = "";
 	(void)state;
@@ -671,8 +616,8 @@ static void test_xray_log(void **state)
 	ring_create(&r2, PID, TID + 1, "xray");
 	r2.h->clock.tsc_hz = 1000000000;
 	xray_chunk(&r2, 0, REC_CHUNK_FILLING, 1, 1500, 7, 0);
-	ring_close(&r);
-	ring_close(&r2);
+	unit_ring_close(&r);
+	unit_ring_close(&r2);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 2);
@@ -729,7 +674,7 @@ static void test_ovni_stream(void **state)
 {
 	struct rec_salvage_opts o = { .log = stderr };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	char tmpd[512], fin[512], p[1024], side[4096];
 	uint8_t buf[256];
 	size_t n = 0, len;
@@ -758,7 +703,7 @@ static void test_ovni_stream(void **state)
 	assert_int_equal(write(fd, buf, n), (ssize_t)n);
 	close(fd);
 	snprintf(p, sizeof(p), "%s/stream.json", tmpd);
-	write_file("tmp/loom.x/proc.4242/thread.4243/stream.json",
+	unit_write_file(tmpdir, "tmp/loom.x/proc.4242/thread.4243/stream.json",
 		   "{\"version\": 3, \"ovni\": {\"tid\": 4243, \"require\": {\"ovni\": \"1.1.0\"}}}");
 	snprintf(side, sizeof(side),
 		 "{\"format\": \"ovni\", \"layout\": 3, \"stream\": \"%s/stream.obs\", "
@@ -773,7 +718,7 @@ static void test_ovni_stream(void **state)
 		 "\"final_metadata\": \"%s/x/stream.json\"}",
 		 tmpd, tmpd, tmpdir, tmpdir);
 	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
-	write_file(p, forged);
+	unit_write_file(tmpdir, p, forged);
 	ring_create(&r, PID, TID, "ovni");
 	r.h->done_seq = r.h->write_seq = 1;
 	r.h->done_len = n;
@@ -792,7 +737,7 @@ static void test_ovni_stream(void **state)
 	c->state = REC_CHUNK_FILLING;
 	c->seq = 2;
 	c->committed = m;
-	ring_close(&r);
+	unit_ring_close(&r);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(rep.salvaged, 0);
@@ -800,7 +745,7 @@ static void test_ovni_stream(void **state)
 	assert_true(rec_salvage_needed(tmpdir));
 	/* the real side file */
 	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
-	write_file(p, side);
+	unit_write_file(tmpdir, p, side);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	/* moved to its final place; the header, OHx, OU[, OU], then the OHe salvage adds */
@@ -843,7 +788,7 @@ static void test_cacheray_trace(void **state)
 {
 	struct rec_salvage_opts o = { .log = stderr };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	uint8_t want[4096], c1[1024], c2[1024], c3[1024];
 	char trace[512];
 	(void)state;
@@ -877,7 +822,7 @@ static void test_cacheray_trace(void **state)
 	r.h->write_seq = 2;
 	r.h->write_pos = (int64_t)n1; /* where the append lock said chunk 2 goes */
 	r.h->write_len = n2;
-	ring_close(&r);
+	unit_ring_close(&r);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
@@ -898,7 +843,7 @@ static void test_cacheray_trace(void **state)
 	c->state = REC_CHUNK_FILLING;
 	c->seq = 1;
 	c->committed = n3;
-	ring_close(&r);
+	unit_ring_close(&r);
 	int live = open(trace, O_RDONLY);
 	assert_int_equal(flock(live, LOCK_SH), 0);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
@@ -929,7 +874,7 @@ static void test_cacheray_claims(void **state)
 	size_t nx1 = cr_records(x1, 7, 0x2000, 777777);    /* A's addresses, another process */
 	for (int k = 0; k < CR_CASES; k++) {
 		char trace[512];
-		struct ring r;
+		struct unit_ring r;
 		size_t pre = na1 + nb1, w = 0, len;
 		teardown(NULL);
 		setup(NULL);
@@ -973,7 +918,7 @@ static void test_cacheray_claims(void **state)
 		r.h->write_seq = 2;
 		r.h->write_pos = k == CR_NO_PLACE ? -1 : k == CR_PAST_END ? 100000 : (int64_t)pre;
 		r.h->write_len = k == CR_LEN_TOO_BIG ? na2 + 18 : na2;
-		ring_close(&r);
+		unit_ring_close(&r);
 
 		int ret = rec_salvage_dir(tmpdir, &o, &rep);
 		char *got = slurp(trace, &len);
@@ -1033,7 +978,7 @@ static void test_cacheray_salvage_rerun(void **state)
 	struct rec_salvage_ring sr;
 	uint8_t a1[256], a2[256], want[1024];
 	char trace[512], why[256], name[64];
-	struct ring r;
+	struct unit_ring r;
 	size_t len;
 	(void)state;
 	size_t na1 = cr_records(a1, 4, 0x1000, TID);
@@ -1063,7 +1008,7 @@ static void test_cacheray_salvage_rerun(void **state)
 	assert_int_equal(write(fd, a2, 5 * 18 + 1), 5 * 18 + 1);
 	close(fd);
 	assert_int_equal(r.h->write_len, na2);
-	ring_close(&r);
+	unit_ring_close(&r);
 
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	memcpy(want, a1, na1);
@@ -1078,7 +1023,7 @@ static void test_unborn_ring(void **state)
 {
 	struct rec_salvage_opts o = { 0 };
 	struct rec_salvage_report rep;
-	struct ring r;
+	struct unit_ring r;
 	char p[512];
 	(void)state;
 	uftrace_skeleton(1);
@@ -1086,7 +1031,7 @@ static void test_unborn_ring(void **state)
 	close(open(p, O_WRONLY | O_CREAT, 0600));
 	ring_create(&r, PID, TID + 6, "uftrace");
 	memset(r.h, 0, sizeof(*r.h));
-	ring_close(&r);
+	unit_ring_close(&r);
 	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 2);
 	assert_int_equal(rep.unborn, 2);
@@ -1102,7 +1047,7 @@ static void test_random_damage(void **state)
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	(void)state;
 	for (int round = 0; round < 300; round++) {
-		struct ring r;
+		struct unit_ring r;
 		teardown(NULL);
 		setup(NULL);
 		uftrace_skeleton(round & 1);
@@ -1122,7 +1067,7 @@ static void test_random_damage(void **state)
 						: REC_RING_HDR_SIZE + (where - 1) * CHUNK + (seed >> 24) % 64;
 			r.map[off] ^= (uint8_t)(1u << ((seed >> 40) & 7));
 		}
-		ring_close(&r);
+		unit_ring_close(&r);
 		(void)rec_salvage_dir(tmpdir, &o, &rep);
 		assert_true(rep.rings == 1);
 	}

@@ -32,6 +32,7 @@
 #include "librecord/rec_salvage.h"
 #include "librecord/tfile_defs.h"
 #include "readers/tfile.h"
+#include "tests/unit/unit_util.h"
 
 #define CHUNK	4096
 #define NCHUNK	4
@@ -45,29 +46,17 @@
 
 static char tmpdir[256];
 
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 static int setup(void **state)
 {
-	char p[512];
-
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_salvage_tfile.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
-	assert_int_equal(mkdir(p, 0755), 0);
+	unit_tmpdir_make(tmpdir, sizeof(tmpdir), "test_salvage_tfile", true);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpdir);
 	return 0;
 }
 
@@ -183,50 +172,14 @@ static void spool_append(int pid, int tid, uint64_t first, uint64_t n, size_t cu
 	close(fd);
 }
 
-struct ring {
-	int fd;
-	uint8_t *map;
-	size_t size;
-	struct rec_ring_hdr *h;
-};
-
-static void ring_create(struct ring *r, int pid, int tid)
+/* this file's geometry: NCHUNK chunks of CHUNK bytes, session BASE_NS */
+static void ring_create(struct unit_ring *r, int pid, int tid)
 {
-	char p[512];
-
-	r->size = REC_RING_HDR_SIZE + (size_t)CHUNK * NCHUNK;
-	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, pid, tid);
-	r->fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(r->fd >= 0);
-	assert_int_equal(ftruncate(r->fd, (off_t)r->size), 0);
-	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-	assert_true(r->map != MAP_FAILED);
-	r->h = (struct rec_ring_hdr *)r->map;
-	memcpy(r->h->magic, REC_RING_MAGIC, 8);
-	r->h->version = REC_RING_VERSION;
-	r->h->hdr_size = REC_RING_HDR_SIZE;
-	r->h->chunk_size = CHUNK;
-	r->h->chunk_count = NCHUNK;
-	r->h->pid = pid;
-	r->h->tid = tid;
-	r->h->policy = 2;
-	snprintf(r->h->format, sizeof(r->h->format), "tfile");
-	r->h->session_ns = BASE_NS;
-	r->h->write_pos = -1;
-	for (int i = 0; i < NCHUNK; i++) {
-		struct rec_chunk *c = (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + i * CHUNK);
-		c->magic = REC_CHUNK_MAGIC;
-	}
-}
-
-static void ring_close(struct ring *r)
-{
-	munmap(r->map, r->size);
-	close(r->fd);
+	unit_ring_create(r, tmpdir, pid, tid, "tfile", CHUNK, NCHUNK, BASE_NS);
 }
 
 /* chunk i holds hits [first, first + n) of the thread */
-static void chunk_fill(struct ring *r, int i, uint32_t state, uint64_t seq, uint64_t first,
+static void chunk_fill(struct unit_ring *r, int i, uint32_t state, uint64_t seq, uint64_t first,
 		       uint64_t n)
 {
 	struct rec_chunk *c = (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + (size_t)i * CHUNK);
@@ -310,7 +263,7 @@ static char *slurp(const char *name)
  * FILLING one; TID2: closed, hits 0-2 in its spool, no ring */
 static void image(int pid, int cut)
 {
-	struct ring r;
+	struct unit_ring r;
 
 	ring_create(&r, pid, TID);
 	chunk_fill(&r, 0, REC_CHUNK_FREE, 1, 0, 4);
@@ -325,7 +278,7 @@ static void image(int pid, int cut)
 		r.h->write_seq = 2;
 		spool_append(pid, TID, 4, 2, FSZ / 2);
 	}
-	ring_close(&r);
+	unit_ring_close(&r);
 	spool_append(pid, TID2, 0, 3, 0);
 }
 
@@ -467,7 +420,7 @@ static void test_busy_ring_waits(void **state)
 	struct rec_salvage_report rep;
 	struct tfr_file f;
 	struct seen s;
-	struct ring r;
+	struct unit_ring r;
 	char p[512];
 	int hold;
 
@@ -476,7 +429,7 @@ static void test_busy_ring_waits(void **state)
 	image(PID, 0);
 	ring_create(&r, PID, TID + 10);
 	chunk_fill(&r, 0, REC_CHUNK_FILLING, 1, 50, 2);
-	ring_close(&r);
+	unit_ring_close(&r);
 	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", tmpdir, PID, TID + 10);
 	hold = open(p, O_RDONLY);
 	assert_true(hold >= 0);

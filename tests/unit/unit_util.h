@@ -1,0 +1,112 @@
+/*
+ * unit_util: what the unit tests that work on a trace directory share: a fresh directory under
+ * /tmp (with its .flightrec, or not yet) and its removal, a text file written into it, and a
+ * ring file built by hand the way the runtime leaves it (librecord/rec_ring.h: the header,
+ * then every chunk FREE with its magic; the test fills in what it needs).
+ * Header-only, static inline: each test binary is one .c file and uses a part of it. The
+ * helpers fail the test (cmocka) when the file system says no; include <cmocka.h> first.
+ */
+#ifndef UNIT_UTIL_H
+#define UNIT_UTIL_H
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "librecord/rec_ring.h"
+
+/* DIR[SIZE] := a new /tmp/<NAME>.XXXXXX, with an empty .flightrec in it when FLIGHTREC */
+static inline void unit_tmpdir_make(char *dir, size_t size, const char *name, bool flightrec)
+{
+	char p[512];
+
+	snprintf(dir, size, "/tmp/%s.XXXXXX", name);
+	assert_non_null(mkdtemp(dir));
+	if (!flightrec)
+		return;
+	snprintf(p, sizeof(p), "%s/.flightrec", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static inline int unit_rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+/* DIR and everything below it */
+static inline void unit_tmpdir_remove(const char *dir)
+{
+	nftw(dir, unit_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* DIR/NAME := TEXT */
+static inline void unit_write_file(const char *dir, const char *name, const char *text)
+{
+	char p[2048];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* a ring file, mapped read-write */
+struct unit_ring {
+	int fd;
+	uint8_t *map;
+	size_t size;
+	struct rec_ring_hdr *h;
+};
+
+/* DIR/.flightrec/ring.<PID>.<TID> of NCHUNK chunks of CHUNK bytes, FORMAT's, policy 2, no
+ * write yet (write_pos -1) */
+static inline void unit_ring_create(struct unit_ring *r, const char *dir, int pid, int tid,
+				    const char *format, uint32_t chunk, uint32_t nchunk,
+				    uint64_t session_ns)
+{
+	char p[512];
+
+	r->size = REC_RING_HDR_SIZE + (size_t)chunk * nchunk;
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d", dir, pid, tid);
+	r->fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(r->fd >= 0);
+	assert_int_equal(ftruncate(r->fd, (off_t)r->size), 0);
+	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	assert_true(r->map != MAP_FAILED);
+	r->h = (struct rec_ring_hdr *)r->map;
+	memcpy(r->h->magic, REC_RING_MAGIC, 8);
+	r->h->version = REC_RING_VERSION;
+	r->h->hdr_size = REC_RING_HDR_SIZE;
+	r->h->chunk_size = chunk;
+	r->h->chunk_count = nchunk;
+	r->h->pid = pid;
+	r->h->tid = tid;
+	r->h->policy = 2;
+	snprintf(r->h->format, sizeof(r->h->format), "%s", format);
+	r->h->session_ns = session_ns;
+	r->h->write_pos = -1;
+	for (uint32_t i = 0; i < nchunk; i++) {
+		struct rec_chunk *c =
+			(struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + (size_t)i * chunk);
+		c->magic = REC_CHUNK_MAGIC;
+	}
+}
+
+static inline void unit_ring_close(struct unit_ring *r)
+{
+	munmap(r->map, r->size);
+	close(r->fd);
+}
+
+#endif
