@@ -122,15 +122,11 @@ static struct ts_image *ts_image(struct ts_image **v, size_t *n, int32_t pid, ui
 /* every spool and definitions file in .flightrec, grouped by image */
 static int ts_scan(struct rec_salvage_ctx *ctx, struct ts_image **imgs, size_t *nimg)
 {
-	int dfd = openat(ctx->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = rec_opendir_at(ctx->ringdirfd);
 	struct dirent *de;
-	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return -1;
-	}
 	while ((de = readdir(d))) {
 		long pid, tid = 0;
 		unsigned long long ns;
@@ -176,18 +172,14 @@ static int ts_scan(struct rec_salvage_ctx *ctx, struct ts_image **imgs, size_t *
 static bool ts_ring_busy(struct rec_salvage_ctx *ctx, int32_t pid, struct rec_salvage_ring **rings,
 			 size_t nr)
 {
-	int dfd = openat(ctx->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = rec_opendir_at(ctx->ringdirfd);
 	struct dirent *de;
 	bool busy = false;
 	char prefix[32];
 	size_t plen;
-	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return false;
-	}
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "ring.%d.", (int)pid);
 	while (!busy && (de = readdir(d))) {
 		bool ours = false;

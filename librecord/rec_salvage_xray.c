@@ -138,16 +138,11 @@ static struct xs_image *xs_image(struct xs_image **v, size_t *n, int32_t pid, ui
 /* every spool in .flightrec, grouped by image */
 static int xs_scan(struct rec_salvage_ctx *ctx, struct xs_image **imgs, size_t *nimg)
 {
-	int dfd = dup(ctx->ringdirfd);
+	DIR *d = rec_opendir_at(ctx->ringdirfd); /* the core may be listing ringdirfd */
 	struct dirent *de;
-	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return -1;
-	}
-	rewinddir(d); /* the descriptor shares its offset with the core's listing */
 	while ((de = readdir(d))) {
 		long pid, tid;
 		unsigned long long ns;

@@ -138,3 +138,20 @@ pid_t rec_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
 }
+
+DIR *rec_opendir_at(int dirfd)
+{
+	/* "." opens the directory afresh: a dup'ed descriptor would share DIRFD's offset */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}

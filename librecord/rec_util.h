@@ -8,6 +8,7 @@
 #ifndef REC_UTIL_H
 #define REC_UTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,5 +41,9 @@ size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)
 
 /* gettid() without glibc 2.30's wrapper dependency. */
 pid_t rec_gettid(void);
+
+/* A listing of the directory open as DIRFD, from its first entry, with an offset of its own
+ * (DIRFD's, which another listing may be using, is left alone); NULL with errno set. */
+DIR *rec_opendir_at(int dirfd);
 
 #endif

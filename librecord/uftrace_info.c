@@ -61,18 +61,14 @@ static int uftrace_tid_cmp(const void *a, const void *b)
 
 int uftrace_info_scan_tids(int dirfd, int **out)
 {
-	int dfd = dup(dirfd), *v = NULL;
+	DIR *d = rec_opendir_at(dirfd);
+	int *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	DIR *d;
 
 	*out = NULL;
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return -1;
-	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
