@@ -83,12 +83,7 @@ static void print_threads(const struct rts_set *set)
 			snprintf(tid, sizeof(tid), "%d", t->tid);
 			printf(THREAD_ROW, p->pid, tid, t->events, t->bytes, t->lost_full,
 			       t->lost_nested, t->lost_dead, t->lost_depth);
-			sum.events += t->events;
-			sum.bytes += t->bytes;
-			sum.lost_full += t->lost_full;
-			sum.lost_nested += t->lost_nested;
-			sum.lost_dead += t->lost_dead;
-			sum.lost_depth += t->lost_depth;
+			rts_thread_add(&sum, t);
 		}
 		if (unowned) {
 			/* events of threads past their exit: no thread state was left to count them */

@@ -109,15 +109,8 @@ static int check_sums(const struct rts_proc *p, const char *file, struct rd_erro
 {
 	struct rts_thread sum = { 0 };
 
-	for (size_t i = 0; i < p->nr_thr; i++) {
-		const struct rts_thread *t = &p->thr[i];
-		sum.events += t->events;
-		sum.bytes += t->bytes;
-		sum.lost_full += t->lost_full;
-		sum.lost_nested += t->lost_nested;
-		sum.lost_dead += t->lost_dead;
-		sum.lost_depth += t->lost_depth;
-	}
+	for (size_t i = 0; i < p->nr_thr; i++)
+		rts_thread_add(&sum, &p->thr[i]);
 	const struct {
 		const char *name;
 		uint64_t lines, total;
@@ -266,6 +259,16 @@ uint64_t rts_lost(const struct rts_proc *p)
 uint64_t rts_thread_lost(const struct rts_thread *t)
 {
 	return t->lost_full + t->lost_nested + t->lost_dead + t->lost_depth;
+}
+
+void rts_thread_add(struct rts_thread *sum, const struct rts_thread *t)
+{
+	sum->events += t->events;
+	sum->bytes += t->bytes;
+	sum->lost_full += t->lost_full;
+	sum->lost_nested += t->lost_nested;
+	sum->lost_dead += t->lost_dead;
+	sum->lost_depth += t->lost_depth;
 }
 
 uint64_t rts_unowned_dead(const struct rts_proc *p)

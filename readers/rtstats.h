@@ -81,6 +81,8 @@ int rts_load(const char *trace_dir, struct rts_set *set, struct rd_error *err);
 void rts_free(struct rts_set *set);
 uint64_t rts_lost(const struct rts_proc *p);
 uint64_t rts_thread_lost(const struct rts_thread *t);
+/* T's counters (not its tid) added to SUM: the reader's check and the CLI's total row */
+void rts_thread_add(struct rts_thread *sum, const struct rts_thread *t);
 /* events lost that no thread line has: a thread's, after its exit (lost_dead only) */
 uint64_t rts_unowned_dead(const struct rts_proc *p);
 
