@@ -73,6 +73,19 @@ static struct rec_chunk *chunk_at(struct unit_ring *r, int i)
 	return (struct rec_chunk *)(r->map + REC_RING_HDR_SIZE + (size_t)i * CHUNK);
 }
 
+/* chunk i := STATE, SEQ, holding the N bytes at P (committed N; N 0: nothing copied) */
+static void chunk_put(struct unit_ring *r, int i, uint32_t state, uint64_t seq, const void *p,
+		      size_t n)
+{
+	struct rec_chunk *c = chunk_at(r, i);
+
+	if (n)
+		memcpy(c + 1, p, n);
+	c->state = state;
+	c->seq = seq;
+	c->committed = n;
+}
+
 /* record k of the thread's stream: entry/exit pairs of FN at depth 0, time BASE + 1000 + k */
 static struct uftrace_record rec_k(uint64_t k)
 {
@@ -803,20 +816,9 @@ static void test_cacheray_trace(void **state)
 	close(fd);
 	ring_create(&r, PID, TID, "cacheray");
 	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
-	struct rec_chunk *c;
-	c = chunk_at(&r, 0);
-	c->state = REC_CHUNK_FREE;
-	c->seq = 1;
-	c = chunk_at(&r, 1);
-	memcpy(c + 1, c2, n2);
-	c->state = REC_CHUNK_FULL;
-	c->seq = 2;
-	c->committed = n2;
-	c = chunk_at(&r, 2);
-	memcpy(c + 1, c3, n3);
-	c->state = REC_CHUNK_FILLING;
-	c->seq = 3;
-	c->committed = n3;
+	chunk_put(&r, 0, REC_CHUNK_FREE, 1, NULL, 0);
+	chunk_put(&r, 1, REC_CHUNK_FULL, 2, c2, n2);
+	chunk_put(&r, 2, REC_CHUNK_FILLING, 3, c3, n3);
 	r.h->done_seq = 1;
 	r.h->done_len = n1;
 	r.h->write_seq = 2;
@@ -838,11 +840,7 @@ static void test_cacheray_trace(void **state)
 	/* a trace a live process still appends to (it holds LOCK_SH) is left for later */
 	ring_create(&r, PID, TID, "cacheray");
 	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
-	c = chunk_at(&r, 0);
-	memcpy(c + 1, c3, n3);
-	c->state = REC_CHUNK_FILLING;
-	c->seq = 1;
-	c->committed = n3;
+	chunk_put(&r, 0, REC_CHUNK_FILLING, 1, c3, n3);
 	unit_ring_close(&r);
 	int live = open(trace, O_RDONLY);
 	assert_int_equal(flock(live, LOCK_SH), 0);
@@ -905,14 +903,8 @@ static void test_cacheray_claims(void **state)
 		close(fd);
 		ring_create(&r, PID, TID, "cacheray");
 		snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
-		struct rec_chunk *c = chunk_at(&r, 0);
-		c->state = REC_CHUNK_FREE;
-		c->seq = 1;
-		c = chunk_at(&r, 1);
-		memcpy(c + 1, a2, na2);
-		c->state = REC_CHUNK_FULL;
-		c->seq = 2;
-		c->committed = na2;
+		chunk_put(&r, 0, REC_CHUNK_FREE, 1, NULL, 0);
+		chunk_put(&r, 1, REC_CHUNK_FULL, 2, a2, na2);
 		r.h->done_seq = 1;
 		r.h->done_len = na1;
 		r.h->write_seq = 2;
@@ -989,11 +981,7 @@ static void test_cacheray_salvage_rerun(void **state)
 	close(fd);
 	ring_create(&r, PID, TID, "cacheray");
 	snprintf(r.h->out_path, sizeof(r.h->out_path), "%s", trace);
-	struct rec_chunk *c = chunk_at(&r, 1);
-	memcpy(c + 1, a2, na2);
-	c->state = REC_CHUNK_FULL;
-	c->seq = 2;
-	c->committed = na2;
+	chunk_put(&r, 1, REC_CHUNK_FULL, 2, a2, na2);
 	chunk_at(&r, 0)->seq = 1;
 	r.h->done_seq = r.h->write_seq = 1;
 	r.h->done_len = na1;
