@@ -37,8 +37,7 @@ static int spool_open(struct rec_salvage_ctx *ctx, const char *name, off_t *size
 }
 
 int rec_salvage_spool_append(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r, int fd,
-			     off_t size, const struct rec_salvage_spool *sp, off_t *from,
-			     off_t *to)
+			     off_t size, const struct rec_salvage_spool *sp, off_t *from, off_t *to)
 {
 	off_t pos;
 
@@ -95,8 +94,7 @@ int rec_salvage_spool_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 	return ret;
 }
 
-ssize_t rec_salvage_image(void **v, size_t *n, size_t size, int32_t pid, uint64_t ns,
-			  bool *added)
+ssize_t rec_salvage_image(void **v, size_t *n, size_t size, int32_t pid, uint64_t ns, bool *added)
 {
 	struct rec_salvage_image_id *id;
 	uint8_t *nv;

@@ -57,7 +57,6 @@ struct rec_salvage_image_id {
  * struct rec_salvage_image_id: its index, or, when it is not there, the array grows by one
  * zeroed element with that key (*V may move, *ADDED is set). -1 when out of memory.
  */
-ssize_t rec_salvage_image(void **v, size_t *n, size_t size, int32_t pid, uint64_t ns,
-			  bool *added);
+ssize_t rec_salvage_image(void **v, size_t *n, size_t size, int32_t pid, uint64_t ns, bool *added);
 
 #endif
