@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ovni-rt/ovni.h"
+#include "tests/unit/unit_util.h"
 
 static struct {
 	typeof(&ovni_proc_init) proc_init;
@@ -53,18 +54,11 @@ static char tmpdir[256];
 
 static int setup(void **state)
 {
-	const char *b = getenv("FLIGHTREC_BUILD");
-	char path[512];
-	void *h;
+	void *h = unit_open_libovni();
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/lib/libovni.so.1", b ? b : "build");
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "cannot load %s: %s (run make; tests run from the repo root)\n",
-			path, dlerror());
+	if (!h)
 		return -1;
-	}
 #define SYM(f, name) (o.f = (typeof(o.f))dlsym(h, name))
 	if (!SYM(proc_init, "ovni_proc_init") || !SYM(proc_fini, "ovni_proc_fini") ||
 	    !SYM(thread_init, "ovni_thread_init") || !SYM(thread_free, "ovni_thread_free") ||

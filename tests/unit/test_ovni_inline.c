@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ovni-rt/ovni.h"
+#include "tests/unit/unit_util.h"
 
 #ifndef __OPTIMIZE__
 #error "test_ovni_inline must be built with optimisation: it tests the inline definitions"
@@ -50,18 +51,11 @@ void test_fallback(struct ovni_ev *ev, const uint8_t *buf, int size)
 
 static int setup(void **state)
 {
-	const char *b = getenv("FLIGHTREC_BUILD");
-	char path[512];
-	void *h;
+	void *h = unit_open_libovni();
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/lib/libovni.so.1", b ? b : "build");
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "cannot load %s: %s (run make; tests run from the repo root)\n",
-			path, dlerror());
+	if (!h)
 		return -1;
-	}
 	lib.set_mcv = (void (*)(struct ovni_ev *, const char *))dlsym(h, "ovni_ev_set_mcv");
 	lib.set_clock = (void (*)(struct ovni_ev *, uint64_t))dlsym(h, "ovni_ev_set_clock");
 	lib.get_clock = (uint64_t(*)(const struct ovni_ev *))dlsym(h, "ovni_ev_get_clock");

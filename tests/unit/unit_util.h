@@ -2,13 +2,15 @@
  * unit_util: what the unit tests that work on a trace directory share: a fresh directory under
  * /tmp (with its .flightrec, or not yet) and its removal, a text file written into it, and a
  * ring file built by hand the way the runtime leaves it (librecord/rec_ring.h: the header,
- * then every chunk FREE with its magic; the test fills in what it needs).
+ * then every chunk FREE with its magic; the test fills in what it needs), and the build's
+ * libovni.so.1 opened (the ovni tests call the library itself).
  * Header-only, static inline: each test binary is one .c file and uses a part of it. The
  * helpers fail the test (cmocka) when the file system says no; include <cmocka.h> first.
  */
 #ifndef UNIT_UTIL_H
 #define UNIT_UTIL_H
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
@@ -21,6 +23,22 @@
 #include <unistd.h>
 
 #include "librecord/rec_ring.h"
+
+/* The build's libovni.so.1 (build/, or $FLIGHTREC_BUILD; tests run from the repo root),
+ * NULL with the reason on stderr. */
+static inline void *unit_open_libovni(void)
+{
+	const char *b = getenv("FLIGHTREC_BUILD");
+	char path[512];
+	void *h;
+
+	snprintf(path, sizeof(path), "%s/lib/libovni.so.1", b ? b : "build");
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fprintf(stderr, "cannot load %s: %s (run make; tests run from the repo root)\n",
+			path, dlerror());
+	return h;
+}
 
 /* DIR[SIZE] := a new /tmp/<NAME>.XXXXXX, with an empty .flightrec in it when FLIGHTREC */
 static inline void unit_tmpdir_make(char *dir, size_t size, const char *name, bool flightrec)

@@ -7,6 +7,8 @@
  * run. The forced unwind walks the thread's stack through frames whose return addresses a -pg
  * runtime has hijacked: it must find the real callers (it crashed the program before).
  * Then main calls ca_outer -> ca_bt, which takes a backtrace() through hijacked frames too.
+ * tests/e2e-xray builds it too: there the unwind skips the exit sleds of the cancelled
+ * frames, and the runtime must end them at the thread's exit.
  */
 #include <execinfo.h>
 #include <pthread.h>
