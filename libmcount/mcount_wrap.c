@@ -7,6 +7,8 @@
  *                       the stack; __cxa_begin_catch gives exits to the unwound frames and
  *                       hijacks the survivors again
  *   pthread_exit        exits for every frame, real return addresses back (forced unwind)
+ *   dlopen              a library loaded while recording gets its DLOP line and .sym file
+ *                       (uftrace's way), so readers name its functions
  *   _dl_find_object     libgcc's unwinder asks it for every frame it steps through: the
  *                       real return addresses go back before it reads the first hijacked
  *                       slot, so any stack walk (pthread_cancel's forced unwind, backtrace(),
@@ -18,8 +20,10 @@
  */
 #include "libmcount/internal.h"
 #include "librecord/rec_util.h"
+#include "librecord/sink_uftrace.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -189,4 +193,39 @@ MC_EXPORT int _dl_find_object(void *pc, struct dl_find_object *result)
 	if (!mc_real_find_object)
 		return -1; /* glibc < 2.35: nobody calls this */
 	return mc_real_find_object(pc, result);
+}
+
+/* --- libraries loaded while recording --------------------------------------------------- */
+
+static int mc_count_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+typedef void *(*mc_dlopen_fn)(const char *, int);
+static mc_dlopen_fn mc_real_dlopen;
+
+MC_EXPORT void *dlopen(const char *file, int mode)
+{
+	unsigned long long before = 0, after = 0;
+	struct link_map *lm = NULL;
+	void *h;
+
+	MC_REAL(mc_real_dlopen, "dlopen");
+	if (!mc_real_dlopen)
+		return NULL;
+	dl_iterate_phdr(mc_count_adds, &before);
+	h = mc_real_dlopen(file, mode);
+	if (!h || !file)
+		return h;
+	dl_iterate_phdr(mc_count_adds, &after);
+	/* a module already loaded adds nothing: uftrace writes no DLOP for it either */
+	if (after != before && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+		int saved = errno;
+		uftrace_note_dlopen(lm->l_name, (uintptr_t)lm->l_addr);
+		errno = saved;
+	}
+	return h;
 }

@@ -6,7 +6,8 @@
  *   sid-<sid>.map  open_session: /proc/self/maps, one line per file-backed module (start of
  *                  its first mapping, end of its last) plus the [stack] line uftrace needs
  *   <exe>.sym      open_session: the executable's functions (old format, sorted)
- *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child; each line
+ *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child, DLOP at a
+ *                  dlopen (uftrace_note_dlopen); each line
  *                  is one O_APPEND write, so processes sharing the directory never interleave
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
  *                  whenever events were lost; O_APPEND so an exec'ed image continues the file
@@ -152,6 +153,28 @@ static int uftrace_open_session(struct rec_session *s)
 	if (uftrace_sym_write(s->dirfd, s->exe, symname) < 0)
 		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", s->exe);
 	return 0;
+}
+
+void uftrace_note_dlopen(const char *libname, uintptr_t base)
+{
+	char line[REC_PATH_MAX + 160], ts[32], symname[REC_PATH_MAX];
+	const char *b;
+	size_t n;
+
+	if (rec_sess.sink != &rec_sink_uftrace || !libname || !libname[0] ||
+	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    getpid() != rec_sess.pid)
+		return;
+	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	n = rec_snprintf(line, sizeof(line), "DLOP timestamp=%s tid=%d sid=%s base=%llx libname=\"%s\"\n",
+			 ts, (int)rec_gettid(), rec_sess.sid, (unsigned long long)base, libname);
+	uftrace_append_task(line, n);
+	/* readers look the library's symbols up by its name's last component */
+	b = strrchr(libname, '/');
+	b = b ? b + 1 : libname;
+	rec_snprintf(symname, sizeof(symname), "%s.sym", b);
+	if (uftrace_sym_write(rec_sess.dirfd, libname, symname) < 0)
+		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", libname);
 }
 
 static void uftrace_fork_child(struct rec_session *s, pid_t ppid)

@@ -5,8 +5,16 @@
 #ifndef SINK_UFTRACE_H
 #define SINK_UFTRACE_H
 
+#include <stdint.h>
+
 #include "librecord/rec_sink.h"
 
 extern const struct rec_sink rec_sink_uftrace;
+
+/* A library dlopen'ed while this image records uftrace.data: its DLOP line in task.txt
+ * (libname as the loader has it, loaded at base) and its .sym file, as uftrace writes them,
+ * so that readers name its functions. Slow path (the dlopen wrapper); nothing if the session
+ * is not an active uftrace one. */
+void uftrace_note_dlopen(const char *libname, uintptr_t base);
 
 #endif
