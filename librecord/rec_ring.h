@@ -79,6 +79,11 @@ struct rec_ring_hdr {
 	/* the sink's one output file, when all threads write into one (rec_session.out_path;
 	 * empty otherwise): where salvage appends this ring's chunks */
 	char out_path[2048];
+	/* events lost before the chunks the drainer has written (their lost_before and what the
+	 * overwrite policy reused), added after each write's done_seq: a dead image's stats file
+	 * is unfinished, so salvage tells these too. A kill between the two stores leaves one
+	 * chunk's part out (never counted twice). Zero in rings of builds before it. */
+	uint64_t lost_written;
 };
 _Static_assert(sizeof(struct rec_ring_hdr) <= REC_RING_HDR_SIZE, "ring header fits its page");
 

@@ -277,6 +277,7 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 	} else if (untold) {
 		r->lost_tail = untold;
 	}
+	r->lost_earlier = h.lost_written;
 	/* events lost after the last chunk taken (the kill came before a next one told them) */
 	if (h.lost_for_seq && h.lost_pending && done < h.lost_for_seq) {
 		bool taken = false;
@@ -503,12 +504,13 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
 		rep->chunks += r->nr_chunks;
 		rep->bytes += r->bytes;
 		rep->events += r->events;
-		rep->lost += r->lost;
+		rep->lost += r->lost + r->lost_earlier;
 		rep->gaps += r->gaps;
 		pids[rep->processes++] = r->pid;
 		rec_salvage_log(&ctx, "%s (%s): %zu chunks, %llu bytes, %llu events, %llu lost%s%s",
 				r->name, r->format, r->nr_chunks, (unsigned long long)r->bytes,
-				(unsigned long long)r->events, (unsigned long long)r->lost,
+				(unsigned long long)r->events,
+				(unsigned long long)(r->lost + r->lost_earlier),
 				r->cut ? ", a cut-short write undone" : "",
 				r->gaps ? ", chunks missing (events lost, number unknown)" : "");
 		if (r->bad_chunks)
@@ -516,6 +518,12 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
 					(unsigned long long)r->bad_chunks);
 		if (!o->keep_rings)
 			unlinkat(ctx.ringdirfd, r->name, 0);
+	}
+	/* what the format salvagers left out of what they assembled */
+	if (ctx.lost) {
+		rep->lost += ctx.lost;
+		rec_salvage_log(&ctx, "%llu events left out at assembly (told lost)",
+				(unsigned long long)ctx.lost);
 	}
 	/* distinct processes */
 	if (rep->processes) {

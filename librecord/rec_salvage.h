@@ -83,6 +83,9 @@ struct rec_salvage_ring {
 	uint64_t events;       /* events written */
 	uint64_t bytes;        /* record bytes written */
 	uint64_t lost;         /* events told lost (LOST records or the format's counters) */
+	uint64_t lost_earlier; /* lost before the chunks written before the kill (lost_written):
+				* in the report only (uftrace's LOST records of them are in the
+				* trace already) */
 	uint64_t first_time, last_time; /* ns, of the records written (0: none) */
 	bool ok;               /* salvaged: the ring may go */
 };
@@ -121,6 +124,8 @@ struct rec_salvage_ctx {
 	int dirfd;              /* ... open */
 	int ringdirfd;          /* DIR/.flightrec */
 	const struct rec_salvage_opts *opts;
+	uint64_t lost;          /* events a format salvager left out of what it assembled (XRay:
+				 * exits whose entry a gap took): told with the rings' losses */
 };
 
 struct rec_salvage_format {

@@ -212,7 +212,8 @@ static int xs_stat(struct rec_salvage_ctx *ctx, struct xs_spool *sp)
 		memcpy(&sp->tsc, m + 3, 8);
 		sp->out_size = sp->size;
 		if (sp->lossy) {
-			int64_t r = xr_repair(m, sp->size, -1);
+			/* exits whose entry a gap took are left out: told lost with the rest */
+			int64_t r = xr_repair(m, sp->size, -1, &ctx->lost);
 			ok = r >= FDR_META_SIZE + FDR_FN_SIZE;
 			sp->out_size = ok ? (uint64_t)r : 0;
 		}
@@ -344,7 +345,7 @@ static int xs_assemble(struct rec_salvage_ctx *ctx, struct xs_image *im)
 			      rec_write_all(fd, XS_MARKER, mlen) < 0;
 		}
 		map = bad ? NULL : xs_map(ctx, sp);
-		if (!bad && (!map || (sp->lossy ? xr_repair(map, sp->size, fd) != (int64_t)sp->out_size
+		if (!bad && (!map || (sp->lossy ? xr_repair(map, sp->size, fd, NULL) != (int64_t)sp->out_size
 						: xs_copy(fd, map, sp->size) < 0)))
 			bad = 1;
 		if (map)

@@ -431,6 +431,8 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	__atomic_store_n(&h->overwritten_told, t->overwritten_told, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_len, len, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_seq, c->seq, __ATOMIC_RELEASE);
+	/* only the drainer of this ring writes it */
+	__atomic_store_n(&h->lost_written, h->lost_written + lost, __ATOMIC_RELEASE);
 	if (append)
 		rec_sess.sink->append_unlock(&rec_sess);
 	t->flush_seq = c->seq;

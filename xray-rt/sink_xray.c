@@ -388,7 +388,7 @@ static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp,
 	close(fd);
 	if (m == MAP_FAILED)
 		return -1;
-	r = xr_repair(m, sp->size, out);
+	r = xr_repair(m, sp->size, out, NULL);
 	munmap(m, sp->size);
 	return r;
 }

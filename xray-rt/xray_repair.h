@@ -17,9 +17,10 @@
 /*
  * The stream of a spool with gaps, without its exits that have no entry before them in the
  * stream. Counts the bytes that would be written when out < 0; writes them otherwise. Returns
- * the byte count, or -1 on a write error. Walks our own encoding (trusted: we wrote it).
+ * the byte count, or -1 on a write error; *left_out (if not NULL) gets the exits left out.
+ * Walks our own encoding (trusted: we wrote it).
  */
-static inline int64_t xr_repair(const uint8_t *d, uint64_t n, int out)
+static inline int64_t xr_repair(const uint8_t *d, uint64_t n, int out, uint64_t *left_out)
 {
 	uint64_t pos = 0, run = 0, depth = 0, carry = 0, tsc = 0, total = 0;
 
@@ -51,6 +52,8 @@ static inline int64_t xr_repair(const uint8_t *d, uint64_t n, int out)
 			} else if (depth == 0) {
 				/* an exit whose entry is gone: leave it out, keep its time */
 				XR_FLUSH_RUN(pos);
+				if (left_out)
+					++*left_out;
 				carry += d32;
 				tsc += d32;
 				pos += size;
