@@ -133,10 +133,20 @@ static size_t uftrace_stamp(char *buf, size_t size, uint64_t ns)
 			    (unsigned long long)(ns % 1000000000ull));
 }
 
+/* PATH's functions as <last component of PATH>.sym, where readers look a module up */
+static void uftrace_write_module_sym(int dirfd, const char *path)
+{
+	char symname[REC_PATH_MAX];
+	const char *base = strrchr(path, '/');
+
+	rec_snprintf(symname, sizeof(symname), "%s.sym", base ? base + 1 : path);
+	if (uftrace_sym_write(dirfd, path, symname) < 0)
+		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
+}
+
 static int uftrace_open_session(struct rec_session *s)
 {
-	char line[REC_PATH_MAX + 128], ts[32], symname[REC_PATH_MAX];
-	const char *base;
+	char line[REC_PATH_MAX + 128], ts[32];
 	size_t n;
 
 	uftrace_make_sid(s->sid);
@@ -146,19 +156,13 @@ static int uftrace_open_session(struct rec_session *s)
 	n = rec_snprintf(line, sizeof(line), "SESS timestamp=%s pid=%d sid=%s exename=\"%s\"\n", ts,
 			 (int)s->pid, s->sid, s->exe);
 	uftrace_append_task(line, n);
-
-	base = strrchr(s->exe, '/');
-	base = base ? base + 1 : s->exe;
-	rec_snprintf(symname, sizeof(symname), "%s.sym", base);
-	if (uftrace_sym_write(s->dirfd, s->exe, symname) < 0)
-		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", s->exe);
+	uftrace_write_module_sym(s->dirfd, s->exe);
 	return 0;
 }
 
 void uftrace_note_dlopen(const char *libname, uintptr_t base)
 {
-	char line[REC_PATH_MAX + 160], ts[32], symname[REC_PATH_MAX];
-	const char *b;
+	char line[REC_PATH_MAX + 160], ts[32];
 	size_t n;
 
 	if (rec_sess.sink != &rec_sink_uftrace || !libname || !libname[0] ||
@@ -169,12 +173,7 @@ void uftrace_note_dlopen(const char *libname, uintptr_t base)
 	n = rec_snprintf(line, sizeof(line), "DLOP timestamp=%s tid=%d sid=%s base=%llx libname=\"%s\"\n",
 			 ts, (int)rec_gettid(), rec_sess.sid, (unsigned long long)base, libname);
 	uftrace_append_task(line, n);
-	/* readers look the library's symbols up by its name's last component */
-	b = strrchr(libname, '/');
-	b = b ? b + 1 : libname;
-	rec_snprintf(symname, sizeof(symname), "%s.sym", b);
-	if (uftrace_sym_write(rec_sess.dirfd, libname, symname) < 0)
-		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", libname);
+	uftrace_write_module_sym(rec_sess.dirfd, libname);
 }
 
 static void uftrace_fork_child(struct rec_session *s, pid_t ppid)
