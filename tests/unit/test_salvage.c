@@ -147,13 +147,20 @@ static void uftrace_skeleton(int with_task_line)
 		   "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n");
 }
 
-static int load(struct unit_ring *r, struct rec_salvage_ring *out, char *why)
+/* FD, this file's ring (ring.PID.TID), loaded read-only into OUT: rec_salvage_ring_load's
+ * answer (WHY: 256 bytes). OUT holds FD: close it after rec_salvage_ring_free. */
+static int ring_load(int fd, struct rec_salvage_ring *out, char *why)
 {
 	char name[64];
-	(void)r;
 	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
+	return rec_salvage_ring_load(fd, name, false, out, why, 256);
+}
+
+/* R loaded through a new fd and let go at once: the load's answer (WHY set on -1) */
+static int load(struct unit_ring *r, struct rec_salvage_ring *out, char *why)
+{
 	int fd = dup(r->fd);
-	int ret = rec_salvage_ring_load(fd, name, false, out, why, 256);
+	int ret = ring_load(fd, out, why);
 	if (ret == 0)
 		rec_salvage_ring_free(out);
 	close(fd);
@@ -166,7 +173,7 @@ static void test_select_unwritten(void **state)
 {
 	struct unit_ring r;
 	struct rec_salvage_ring sr;
-	char why[256], name[64];
+	char why[256];
 	(void)state;
 	ring_create(&r, PID, TID, "uftrace");
 	/* seq 1, 2 written and freed; 3 FULL (not written yet); 4 FILLING */
@@ -176,9 +183,8 @@ static void test_select_unwritten(void **state)
 	chunk_fill(&r, 3, REC_CHUNK_FILLING, 4, 3 * RECS, 10, 0);
 	r.h->write_seq = r.h->done_seq = 2;
 	r.h->done_len = RECS * 16;
-	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
 	int fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 2);
 	assert_int_equal(sr.chunks[0].seq, 3);
 	assert_int_equal(sr.chunks[0].off, 0);
@@ -196,7 +202,7 @@ static void test_select_unwritten(void **state)
 	r.h->write_seq = r.h->done_seq = 3;
 	r.h->done_len = RECS * 16;
 	fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 1);
 	assert_int_equal(sr.chunks[0].seq, 4);
 	rec_salvage_ring_free(&sr);
@@ -207,7 +213,7 @@ static void test_select_unwritten(void **state)
 	r.h->done_seq = 2;
 	r.h->write_pos = 12345;
 	fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_true(sr.cut);
 	assert_int_equal(sr.cut_pos, 12345);
 	assert_int_equal(sr.nr_chunks, 2);
@@ -220,7 +226,7 @@ static void test_select_unwritten(void **state)
 	r.h->write_seq = r.h->done_seq = 4;
 	r.h->done_len = 32;
 	fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 1);
 	assert_int_equal(sr.chunks[0].seq, 4);
 	assert_int_equal(sr.chunks[0].off, 32);
@@ -234,7 +240,7 @@ static void test_overwrite_and_gaps(void **state)
 {
 	struct unit_ring r;
 	struct rec_salvage_ring sr;
-	char why[256], name[64];
+	char why[256];
 	(void)state;
 	ring_create(&r, PID, TID, "uftrace");
 	/* overwrite policy: seqs 1..4 reused (400 events), 5 was being reused as the kill came
@@ -245,9 +251,8 @@ static void test_overwrite_and_gaps(void **state)
 	chunk_fill(&r, 3, REC_CHUNK_FILLING, 8, 3 * RECS, 3, 2);
 	r.h->overwritten = 400 + RECS;
 	r.h->overwritten_seq = 5;
-	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
 	int fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 3);
 	assert_int_equal(sr.chunks[0].seq, 6);
 	assert_int_equal(sr.chunks[0].lost_before, 400 + RECS);
@@ -261,7 +266,7 @@ static void test_overwrite_and_gaps(void **state)
 	r.h->overwritten_seq = 0;
 	chunk_at(&r, 0)->state = REC_CHUNK_FREE;
 	fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 3);
 	assert_int_equal(sr.gaps, 5);
 	rec_salvage_ring_free(&sr);
@@ -324,7 +329,7 @@ static void test_bad_chunks_skipped(void **state)
 {
 	struct unit_ring r;
 	struct rec_salvage_ring sr;
-	char why[256], name[64];
+	char why[256];
 	(void)state;
 	ring_create(&r, PID, TID, "uftrace");
 	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, RECS, 0);
@@ -332,15 +337,14 @@ static void test_bad_chunks_skipped(void **state)
 	chunk_fill(&r, 2, REC_CHUNK_FULL, 2, RECS, RECS, 0); /* duplicate seq */
 	chunk_fill(&r, 3, REC_CHUNK_FILLING, 3, 0, 1, 0);
 	chunk_at(&r, 3)->committed = CAP + 16; /* longer than a chunk */
-	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
 	int fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 2);
 	assert_int_equal(sr.bad_chunks, 2);
 	rec_salvage_ring_free(&sr);
 	chunk_at(&r, 1)->magic = 0;
 	chunk_at(&r, 2)->state = 77;
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.nr_chunks, 1);
 	assert_int_equal(sr.bad_chunks, 3);
 	rec_salvage_ring_free(&sr);
@@ -475,7 +479,7 @@ static void test_uftrace_lost_pending(void **state)
 	struct rec_salvage_report rep;
 	struct rec_salvage_ring sr;
 	struct unit_ring r;
-	char why[256], name[64];
+	char why[256];
 	(void)state;
 	uftrace_skeleton(1);
 	ring_create(&r, PID, TID, "uftrace");
@@ -483,14 +487,13 @@ static void test_uftrace_lost_pending(void **state)
 	chunk_fill(&r, 1, REC_CHUNK_FULL, 2, RECS, RECS, 0);
 	r.h->lost_pending = 7;
 	r.h->lost_for_seq = 3; /* no chunk 3: the thread was waiting for one */
-	snprintf(name, sizeof(name), "ring.%d.%d", PID, TID);
 	int fd = dup(r.fd);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.lost_tail, 7);
 	rec_salvage_ring_free(&sr);
 	/* once chunk 3 is taken its lost_before carries them */
 	chunk_fill(&r, 2, REC_CHUNK_FILLING, 3, 2 * RECS, 0, 7);
-	assert_int_equal(rec_salvage_ring_load(fd, name, false, &sr, why, sizeof(why)), 0);
+	assert_int_equal(ring_load(fd, &sr, why), 0);
 	assert_int_equal(sr.lost_tail, 0);
 	assert_int_equal(sr.chunks[2].lost_before, 7);
 	rec_salvage_ring_free(&sr);
