@@ -24,31 +24,19 @@
  *
  * This file is built without instrumentation: only work.c's functions are in the trace.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SLOTS 4096
+#include "side.h"
+
 #define CHURN 100
-
-struct slot {
-	int32_t pid, tid;
-	uint64_t calls;
-};
-
-struct side {
-	uint64_t used;
-	uint64_t pad[7];
-	struct slot slot[MAX_SLOTS];
-};
 
 int work(int i);
 int leaf_spin = 30000;
@@ -132,17 +120,14 @@ static void *ender(void *arg)
 
 int main(int argc, char **argv)
 {
-	int fd, n;
+	int n;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: killme SIDE NTHREADS [fork]\n");
 		return 2;
 	}
-	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || ftruncate(fd, sizeof(struct side)) < 0)
-		return 2;
-	side = mmap(NULL, sizeof(struct side), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (side == MAP_FAILED)
+	side = side_map(argv[1]);
+	if (!side)
 		return 2;
 	n = atoi(argv[2]);
 	for (int i = 3; i < argc; i++)

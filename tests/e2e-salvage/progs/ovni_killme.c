@@ -15,7 +15,6 @@
  * under a SIGABRT handler of its own after MS milliseconds.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <ovni.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,22 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SLOTS 4096
-
-struct slot {
-	int32_t pid, tid;
-	uint64_t calls;
-};
-
-struct side {
-	uint64_t used;
-	uint64_t pad[7];
-	struct slot slot[MAX_SLOTS];
-};
+#include "side.h"
 
 static struct side *side;
 static int nthreads;
@@ -135,17 +122,14 @@ static void process(long ms, int cpu0)
 int main(int argc, char **argv)
 {
 	long ms = 0;
-	int fd, do_fork = 0, cpu0 = 0;
+	int do_fork = 0, cpu0 = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: ovni_killme SIDE NTHREADS [fork] [abort=MS]\n");
 		return 2;
 	}
-	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || ftruncate(fd, sizeof(struct side)) < 0)
-		return 2;
-	side = mmap(NULL, sizeof(struct side), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (side == MAP_FAILED)
+	side = side_map(argv[1]);
+	if (!side)
 		return 2;
 	nthreads = atoi(argv[2]);
 	for (int i = 3; i < argc; i++) {
