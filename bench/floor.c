@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define REC_ENTRY 0
 #define REC_EXIT  1
 #define REC_MAGIC 5
@@ -40,14 +42,6 @@ struct floor_ring {
 
 static __thread struct floor_ring *floor_tls __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t floor_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
 __attribute__((noinline)) static void floor_rewind(struct floor_ring *r)
 {
 	r->pos = r->start;
@@ -58,7 +52,7 @@ static inline void floor_record(int type, int depth, uintptr_t addr)
 	struct floor_ring *r = floor_tls;
 	uint64_t *p = r->pos;
 
-	p[0] = floor_rdtsc();
+	p[0] = bench_rdtsc();
 	p[1] = type | REC_MAGIC << 3 | (uint64_t)depth << 6 | (uint64_t)addr << 16;
 	r->pos = p + 2;
 	if (__builtin_expect(r->pos == r->end, 0))
@@ -80,14 +74,6 @@ __attribute__((noinline, noclone)) long run(long n)
 		floor_record(REC_EXIT, 2, (uintptr_t)tiny);
 	}
 	return sum;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 __attribute__((noinline, noclone)) long tiny(long x)
 {
 	return x * 3 + 1;
@@ -34,14 +36,6 @@ __attribute__((noinline, noclone)) long run(long n)
 	for (long i = 0; i < n; i++)
 		sum += tiny(i);
 	return sum;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 struct pair {
 	long a, b;
 };
@@ -37,14 +39,6 @@ __attribute__((noinline)) long run(long n, struct pair *p)
 	for (long i = 0; i < n; i++)
 		sum += target(i, i + 1, p);
 	return sum;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)

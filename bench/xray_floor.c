@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define FN_ENTER 0
 #define FN_EXIT 1
 #define FID 1
@@ -40,14 +42,6 @@ struct xfloor_ring {
 
 static __thread struct xfloor_ring *xfloor_tls __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t xfloor_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
 __attribute__((noinline)) static void xfloor_rewind(struct xfloor_ring *r)
 {
 	r->pos = r->start;
@@ -56,7 +50,7 @@ __attribute__((noinline)) static void xfloor_rewind(struct xfloor_ring *r)
 static inline void xfloor_record(unsigned type)
 {
 	struct xfloor_ring *r = xfloor_tls;
-	uint64_t *p = r->pos, tsc = xfloor_rdtsc();
+	uint64_t *p = r->pos, tsc = bench_rdtsc();
 
 	*p = (uint64_t)(FID << 4 | type << 1) | (tsc - r->last_tsc) << 32;
 	r->last_tsc = tsc;
@@ -82,14 +76,6 @@ __attribute__((noinline, noclone)) long run(long n)
 	return sum;
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2 || argc > 3) {
@@ -109,7 +95,7 @@ int main(int argc, char **argv)
 	memset(ring.start, 0, nrec * 8); /* pre-fault */
 	ring.pos = ring.start;
 	ring.end = ring.start + nrec;
-	ring.last_tsc = xfloor_rdtsc();
+	ring.last_tsc = bench_rdtsc();
 	xfloor_tls = &ring;
 
 	long long t0 = now_ns();
