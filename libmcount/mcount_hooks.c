@@ -33,15 +33,8 @@
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 /* the offsets the assembly fast paths use (mcount_asm.h) */
-_Static_assert(offsetof(struct rec_thread, pos) == MC_T_POS, "MC_T_POS");
-_Static_assert(offsetof(struct rec_thread, end) == MC_T_END, "MC_T_END");
-_Static_assert(offsetof(struct rec_thread, chunk) == MC_T_CHUNK, "MC_T_CHUNK");
-_Static_assert(offsetof(struct rec_thread, events) == MC_T_EVENTS, "MC_T_EVENTS");
-_Static_assert(offsetof(struct rec_thread, busy) == MC_T_BUSY, "MC_T_BUSY");
-_Static_assert(offsetof(struct rec_thread, fe_hold) == MC_T_HOLD, "MC_T_HOLD");
-_Static_assert(offsetof(struct rec_thread, fe_state) == MC_T_FE, "MC_T_FE");
-_Static_assert(MC_T_FE + offsetof(struct mc_thread, depth) == MC_X_DEPTH, "MC_X_DEPTH");
-_Static_assert(MC_T_FE + offsetof(struct mc_thread, rstack) == MC_X_STACK, "MC_X_STACK");
+_Static_assert(REC_T_FE + offsetof(struct mc_thread, depth) == MC_X_DEPTH, "MC_X_DEPTH");
+_Static_assert(REC_T_FE + offsetof(struct mc_thread, rstack) == MC_X_STACK, "MC_X_STACK");
 _Static_assert(sizeof(struct mc_frame) == 1u << MC_FRAME_SHIFT, "MC_FRAME_SHIFT");
 _Static_assert(offsetof(struct mc_frame, parent_loc) == MC_F_PARENT_LOC, "MC_F_PARENT_LOC");
 _Static_assert(offsetof(struct mc_frame, parent_ip) == MC_F_PARENT_IP, "MC_F_PARENT_IP");
@@ -50,8 +43,6 @@ _Static_assert(offsetof(struct mc_frame, kind) == MC_F_KIND &&
 		       offsetof(struct mc_frame, restored) == MC_F_KIND + 4,
 	       "MC_F_KIND: one 8-byte store clears kind and restored");
 _Static_assert(MC_FRAME_HIJACK == 0, "the fast path stores kind = 0");
-_Static_assert(offsetof(struct rec_chunk, committed) == MC_C_COMMITTED, "MC_C_COMMITTED");
-_Static_assert(sizeof(struct rec_chunk) == MC_C_DATA, "MC_C_DATA");
 _Static_assert(offsetof(struct rec_clock, base_tsc) == MC_CLK_BASE_TSC, "MC_CLK_BASE_TSC");
 _Static_assert(offsetof(struct rec_clock, base_ns) == MC_CLK_BASE_NS, "MC_CLK_BASE_NS");
 _Static_assert(offsetof(struct rec_clock, mult) == MC_CLK_MULT, "MC_CLK_MULT");

@@ -31,7 +31,7 @@
  * The stack is re-aligned to 16 bytes whatever the caller's alignment was.
  */
 #include "librecord/rec_tp_asm.h"
-#include "librecord/rec_self_asm.h"
+#include "librecord/rec_fast_asm.h"
 #include "libmcount/mcount_asm.h"
 	.text
 
@@ -46,37 +46,18 @@
 	addq rec_clock_g+MC_CLK_BASE_NS(%rip), %rax
 .endm
 
-/* pos = %rdi, one more event, committed = %rdi - chunk data, busy = 0 (rec_commit).
- * Clobbers %rax, %rcx, %rdx. */
-.macro COMMIT
-	movq %rdi, MC_T_POS(%r11)
-	incq MC_T_EVENTS(%r11)
-	movq MC_T_CHUNK(%r11), %rax
-	leaq MC_C_DATA(%rax), %rdx
-	movq %rdi, %rcx
-	subq %rdx, %rcx
-	movq %rcx, MC_C_COMMITTED(%rax)
-	movb $0, MC_T_BUSY(%r11)
-.endm
-
 /*
  * The entry fast path: %rdi = parent_loc (the child's return-address slot), %rsi = child_ip.
  * Uses %rax %rcx %rdx %rsi %rdi %r11 (the caller saved the first five). Jumps to \slow with
  * nothing changed when it declines.
  */
 .macro ENTRY_FAST slow
-	LOAD_SELF
-	cmpq $2, %r11
-	jbe \slow
-	movzbl MC_T_BUSY(%r11), %eax		/* two byte loads: a 16-bit one would stall */
-	orb MC_T_HOLD(%r11), %al
-	jnz \slow
-	movb $1, MC_T_BUSY(%r11)		/* the guard first, then the state */
+	GUARD_UP \slow				/* the guard first, then the state */
 	movl MC_X_DEPTH(%r11), %ecx
 	cmpl mc_fast_max_stack(%rip), %ecx	/* 0 without a TSC */
 	jae 8f
-	movq MC_T_END(%r11), %rax
-	subq MC_T_POS(%r11), %rax
+	movq REC_T_END(%r11), %rax
+	subq REC_T_POS(%r11), %rax
 	cmpq $16, %rax
 	jb 8f
 	movl %ecx, %eax				/* the frame: {parent_loc, parent_ip, child_ip, 0} */
@@ -95,15 +76,15 @@
 	shlq $6, %rcx
 	orq %rcx, %rsi
 	orq $0x28, %rsi
-	movq MC_T_POS(%r11), %rdi
+	movq REC_T_POS(%r11), %rdi
 	movq %rsi, 8(%rdi)
 	CLOCK_NS
 	movq %rax, (%rdi)
 	addq $16, %rdi
-	COMMIT
+	COMMIT %rdi
 	jmp 9f
 8:
-	movb $0, MC_T_BUSY(%r11)
+	movb $0, REC_T_BUSY(%r11)
 	jmp \slow
 9:
 .endm
@@ -133,32 +114,6 @@
 	mov 40(%rsp), %rdx
 	mov 48(%rsp), %rsi
 	mov 56(%rsp), %rdi
-.endm
-
-.macro PUSH5
-	push %rax
-	.cfi_adjust_cfa_offset 8
-	push %rdx
-	.cfi_adjust_cfa_offset 8
-	push %rcx
-	.cfi_adjust_cfa_offset 8
-	push %rsi
-	.cfi_adjust_cfa_offset 8
-	push %rdi
-	.cfi_adjust_cfa_offset 8
-.endm
-
-.macro POP5
-	pop %rdi
-	.cfi_adjust_cfa_offset -8
-	pop %rsi
-	.cfi_adjust_cfa_offset -8
-	pop %rcx
-	.cfi_adjust_cfa_offset -8
-	pop %rdx
-	.cfi_adjust_cfa_offset -8
-	pop %rax
-	.cfi_adjust_cfa_offset -8
 .endm
 
 	.p2align 4
@@ -257,9 +212,9 @@ mcount_return:
 	LOAD_SELF
 	cmpq $2, %r11
 	jbe .Lr_slow
-	cmpb $0, MC_T_BUSY(%r11)
+	cmpb $0, REC_T_BUSY(%r11)
 	jne .Lr_slow
-	movb $1, MC_T_BUSY(%r11)		/* the guard first, then the state */
+	movb $1, REC_T_BUSY(%r11)		/* the guard first, then the state */
 	movl MC_X_DEPTH(%r11), %ecx
 	subl $1, %ecx
 	jb .Lr_decline				/* no frame at all */
@@ -271,8 +226,8 @@ mcount_return:
 	jne .Lr_decline				/* frames were skipped: the complete hook */
 	cmpl $0, mc_fast_max_stack(%rip)
 	je .Lr_decline
-	movq MC_T_POS(%r11), %rdi
-	movq MC_T_END(%r11), %rax
+	movq REC_T_POS(%r11), %rdi
+	movq REC_T_END(%r11), %rax
 	subq %rdi, %rax
 	cmpq $16, %rax
 	jb .Lr_decline
@@ -287,12 +242,12 @@ mcount_return:
 	CLOCK_NS
 	movq %rax, (%rdi)
 	addq $16, %rdi
-	COMMIT
+	COMMIT %rdi
 	pop %rdx
 	pop %rax
 	jmp *%r9
 .Lr_decline:
-	movb $0, MC_T_BUSY(%r11)
+	movb $0, REC_T_BUSY(%r11)
 .Lr_slow:
 	push %rbp
 	mov %rsp, %rbp

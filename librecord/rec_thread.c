@@ -11,6 +11,7 @@
  *    FULL with seq == flush_seq + 1.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
  */
+#include "librecord/rec_fast_asm.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
 #include "librecord/rec_util.h"
@@ -23,6 +24,17 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+/* the front ends' assembly fast paths see these structures through rec_fast_asm.h */
+_Static_assert(offsetof(struct rec_thread, pos) == REC_T_POS, "rec_fast_asm.h: pos");
+_Static_assert(offsetof(struct rec_thread, end) == REC_T_END, "rec_fast_asm.h: end");
+_Static_assert(offsetof(struct rec_thread, chunk) == REC_T_CHUNK, "rec_fast_asm.h: chunk");
+_Static_assert(offsetof(struct rec_thread, events) == REC_T_EVENTS, "rec_fast_asm.h: events");
+_Static_assert(offsetof(struct rec_thread, busy) == REC_T_BUSY, "rec_fast_asm.h: busy");
+_Static_assert(offsetof(struct rec_thread, fe_hold) == REC_T_HOLD, "rec_fast_asm.h: fe_hold");
+_Static_assert(offsetof(struct rec_thread, fe_state) == REC_T_FE, "rec_fast_asm.h: fe_state");
+_Static_assert(offsetof(struct rec_chunk, committed) == REC_C_COMMITTED, "rec_fast_asm.h: commit");
+_Static_assert(sizeof(struct rec_chunk) == REC_C_DATA, "rec_fast_asm.h: chunk data");
 
 __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 /* while this thread attaches (rec_self is OFF then): events of hooks that came meanwhile (a

@@ -27,22 +27,13 @@
 #include <stddef.h>
 
 /* the assembly fast paths (xray_trampoline.S) see these structures through xray_asm.h */
-_Static_assert(offsetof(struct rec_thread, pos) == XR_T_POS, "xray_asm.h: pos");
-_Static_assert(offsetof(struct rec_thread, end) == XR_T_END, "xray_asm.h: end");
-_Static_assert(offsetof(struct rec_thread, chunk) == XR_T_CHUNK, "xray_asm.h: chunk");
-_Static_assert(offsetof(struct rec_thread, events) == XR_T_EVENTS, "xray_asm.h: events");
-_Static_assert(offsetof(struct rec_thread, busy) == XR_T_BUSY, "xray_asm.h: busy");
-_Static_assert(offsetof(struct rec_thread, fe_hold) == XR_T_HOLD, "xray_asm.h: fe_hold");
-_Static_assert(offsetof(struct rec_thread, fe_state) == XR_T_FE, "xray_asm.h: fe_state");
-_Static_assert(XR_T_FE + offsetof(struct xr_thread, last_tsc) == XR_X_LAST_TSC, "last_tsc");
-_Static_assert(XR_T_FE + offsetof(struct xr_thread, cpu) == XR_X_CPU, "xray_asm.h: cpu");
-_Static_assert(XR_T_FE + offsetof(struct xr_thread, depth) == XR_X_DEPTH, "xray_asm.h: depth");
-_Static_assert(XR_T_FE + offsetof(struct xr_thread, stack) == XR_X_STACK, "xray_asm.h: stack");
+_Static_assert(REC_T_FE + offsetof(struct xr_thread, last_tsc) == XR_X_LAST_TSC, "last_tsc");
+_Static_assert(REC_T_FE + offsetof(struct xr_thread, cpu) == XR_X_CPU, "xray_asm.h: cpu");
+_Static_assert(REC_T_FE + offsetof(struct xr_thread, depth) == XR_X_DEPTH, "xray_asm.h: depth");
+_Static_assert(REC_T_FE + offsetof(struct xr_thread, stack) == XR_X_STACK, "xray_asm.h: stack");
 _Static_assert(sizeof(struct xr_frame) == 1 << XR_FRAME_SHIFT, "xray_asm.h: frame size");
 _Static_assert(offsetof(struct xr_frame, fid) == 8 && offsetof(struct xr_frame, owed) == 12,
 	       "xray_asm.h: frame layout");
-_Static_assert(offsetof(struct rec_chunk, committed) == XR_C_COMMITTED, "xray_asm.h: committed");
-_Static_assert(sizeof(struct rec_chunk) == XR_C_DATA, "xray_asm.h: chunk data");
 _Static_assert(FDR_META_SIZE + FDR_FN_SIZE == 24, "xray_asm.h: room for a record");
 
 #define barrier() __asm__ __volatile__("" ::: "memory")

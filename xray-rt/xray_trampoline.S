@@ -34,7 +34,7 @@
  */
 #include "xray-rt/xray_asm.h"
 #include "librecord/rec_tp_asm.h"
-#include "librecord/rec_self_asm.h"
+#include "librecord/rec_fast_asm.h"
 	.text
 
 /* the 9 registers entry-like trampolines keep; after SAVE9, 72(%rsp) is our return address and
@@ -139,47 +139,20 @@
 	xorl %eax, %eax
 .endm
 
-/* pos = %rsi, one more event, committed = %rsi - chunk data (a plain store is a release on
- * x86: the record's bytes are visible first), busy = 0. Clobbers %rax, %rdx, %rsi. */
-.macro COMMIT
-	movq %rsi, XR_T_POS(%r11)
-	incq XR_T_EVENTS(%r11)
-	movq XR_T_CHUNK(%r11), %rax
-	leaq XR_C_DATA(%rax), %rdx
-	subq %rdx, %rsi
-	movq %rsi, XR_C_COMMITTED(%rax)
-	movb $0, XR_T_BUSY(%r11)
-.endm
-
 	.globl xray_tramp_entry
 	.hidden xray_tramp_entry
 	.type xray_tramp_entry, @function
 	.p2align 4
 xray_tramp_entry:
 	.cfi_startproc
-	push %rax
-	.cfi_adjust_cfa_offset 8
-	push %rdx
-	.cfi_adjust_cfa_offset 8
-	push %rcx
-	.cfi_adjust_cfa_offset 8
-	push %rsi
-	.cfi_adjust_cfa_offset 8
-	push %rdi
-	.cfi_adjust_cfa_offset 8
+	PUSH5
 	/* 40(%rsp): our return address; 48(%rsp): the function's return-address slot */
-	LOAD_SELF
-	cmpq $2, %r11
-	jbe .Le_slow
-	movzbl XR_T_BUSY(%r11), %eax		/* two byte loads: see xray_fast.c */
-	orb XR_T_HOLD(%r11), %al
-	jnz .Le_slow
-	movb $1, XR_T_BUSY(%r11)
+	GUARD_UP .Le_slow
 	movl XR_X_DEPTH(%r11), %ecx
 	cmpl xr_max_stack(%rip), %ecx
 	jae .Le_decline
-	movq XR_T_POS(%r11), %rsi
-	movq XR_T_END(%r11), %rax
+	movq REC_T_POS(%r11), %rsi
+	movq REC_T_END(%r11), %rax
 	subq %rsi, %rax
 	cmpq $24, %rax
 	jb .Le_decline
@@ -206,17 +179,8 @@ xray_tramp_entry:
 	movq %rdx, XR_X_STACK+8(%r11,%rax)
 	incl %ecx
 	movl %ecx, XR_X_DEPTH(%r11)
-	COMMIT
-	pop %rdi
-	.cfi_adjust_cfa_offset -8
-	pop %rsi
-	.cfi_adjust_cfa_offset -8
-	pop %rcx
-	.cfi_adjust_cfa_offset -8
-	pop %rdx
-	.cfi_adjust_cfa_offset -8
-	pop %rax
-	.cfi_adjust_cfa_offset -8
+	COMMIT %rsi
+	POP5
 	ret
 	.cfi_adjust_cfa_offset 40
 .Le_new_cpu:
@@ -226,18 +190,9 @@ xray_tramp_entry:
 	PUT_TSC_WRAP
 	jmp .Le_record
 .Le_decline:
-	movb $0, XR_T_BUSY(%r11)
+	movb $0, REC_T_BUSY(%r11)
 .Le_slow:
-	pop %rdi
-	.cfi_adjust_cfa_offset -8
-	pop %rsi
-	.cfi_adjust_cfa_offset -8
-	pop %rcx
-	.cfi_adjust_cfa_offset -8
-	pop %rdx
-	.cfi_adjust_cfa_offset -8
-	pop %rax
-	.cfi_adjust_cfa_offset -8
+	POP5
 	jmp xray_entry_complete
 	.cfi_endproc
 	.size xray_tramp_entry, .-xray_tramp_entry
@@ -312,13 +267,7 @@ xray_tramp_exit:
 	push %rdx
 	.cfi_adjust_cfa_offset 8
 	/* 16(%rsp): the slot our `ret` consumes; rcx rsi rdi r8-r11 are dead at a return */
-	LOAD_SELF
-	cmpq $2, %r11
-	jbe .Lx_slow
-	movzbl XR_T_BUSY(%r11), %eax
-	orb XR_T_HOLD(%r11), %al
-	jnz .Lx_slow
-	movb $1, XR_T_BUSY(%r11)
+	GUARD_UP .Lx_slow
 	movl XR_X_DEPTH(%r11), %ecx
 	testl %ecx, %ecx
 	jz .Lx_decline
@@ -328,8 +277,8 @@ xray_tramp_exit:
 	leaq 16(%rsp), %rax
 	cmpq %rax, XR_X_STACK(%r11,%r8)
 	jne .Lx_decline
-	movq XR_T_POS(%r11), %rsi
-	movq XR_T_END(%r11), %rax
+	movq REC_T_POS(%r11), %rsi
+	movq REC_T_END(%r11), %rax
 	subq %rsi, %rax
 	cmpq $24, %rax
 	jb .Lx_decline
@@ -350,7 +299,7 @@ xray_tramp_exit:
 	movq %rax, (%rsi)
 	addq $8, %rsi
 	movl %ecx, XR_X_DEPTH(%r11)
-	COMMIT
+	COMMIT %rsi
 	pop %rdx
 	.cfi_adjust_cfa_offset -8
 	pop %rax
@@ -364,7 +313,7 @@ xray_tramp_exit:
 	PUT_TSC_WRAP
 	jmp .Lx_record
 .Lx_decline:
-	movb $0, XR_T_BUSY(%r11)
+	movb $0, REC_T_BUSY(%r11)
 .Lx_slow:
 	pop %rdx
 	.cfi_adjust_cfa_offset -8
