@@ -2,6 +2,7 @@
  * ovni_json: a recursive-descent JSON parser for metadata files (see ovni_json.h).
  */
 #include "readers/ovni_json.h"
+#include "readers/rd_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -51,24 +52,13 @@ static bool ovj_skip(struct ovj_in *in)
 	}
 }
 
-static int ovj_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool ovj_u4(struct ovj_in *in, unsigned *out)
 {
 	unsigned v = 0;
 	if (in->end - in->p < 4)
 		return false;
 	for (int i = 0; i < 4; i++) {
-		int h = ovj_hex(in->p[i]);
+		int h = rd_hexval(in->p[i]);
 		if (h < 0)
 			return false;
 		v = v * 16 + (unsigned)h;

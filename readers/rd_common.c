@@ -277,7 +277,7 @@ bool rd_scan_int(struct rd_scan *s, int64_t *v)
 	return true;
 }
 
-static int hexval(char c)
+int rd_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -294,7 +294,7 @@ bool rd_scan_hex(struct rd_scan *s, uint64_t *v, size_t *ndigits)
 	uint64_t x = 0;
 	int d;
 
-	while (p < s->end && (d = hexval(*p)) >= 0) {
+	while (p < s->end && (d = rd_hexval(*p)) >= 0) {
 		if (p - s->p >= 16)
 			return false;
 		x = x << 4 | (uint64_t)d;
@@ -342,7 +342,7 @@ size_t rd_scan_rest(struct rd_scan *s, const char **start)
 bool rd_is_hex_string(const char *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (hexval(p[i]) < 0)
+		if (rd_hexval(p[i]) < 0)
 			return false;
 	return len > 0;
 }

@@ -97,6 +97,8 @@ bool rd_scan_char(struct rd_scan *s, char c);
 bool rd_scan_dec(struct rd_scan *s, uint64_t *v, size_t *ndigits);
 /* optional '-' then decimal digits, within int64 */
 bool rd_scan_int(struct rd_scan *s, int64_t *v);
+/* the value of hex digit C (either case), or -1 */
+int rd_hexval(char c);
 /* one or more hex digits (no 0x), at most 16 */
 bool rd_scan_hex(struct rd_scan *s, uint64_t *v, size_t *ndigits);
 /* the characters up to (not including) the next C or the end; may be empty */

@@ -30,17 +30,6 @@ bool tfr_sniff_file(const char *path)
 	return ok;
 }
 
-static int tfr_xdigit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* hex text (an even number of hex digits) to a malloc'ed string; NULL if malformed */
 static char *tfr_unhex(const char *p, size_t len)
 {
@@ -52,7 +41,7 @@ static char *tfr_unhex(const char *p, size_t len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = tfr_xdigit(p[2 * i]), lo = tfr_xdigit(p[2 * i + 1]);
+		int hi = rd_hexval(p[2 * i]), lo = rd_hexval(p[2 * i + 1]);
 		if (hi < 0 || lo < 0) {
 			free(out);
 			return NULL;
