@@ -16,7 +16,7 @@
 
 struct rec_clock rec_clock_g;
 
-static int rec_tsc_invariant(void)
+int rec_clock_tsc_invariant(void)
 {
 	unsigned a, b, c, d;
 	if (__get_cpuid(0x80000000, &a, &b, &c, &d) == 0 || a < 0x80000007)
@@ -47,7 +47,7 @@ void rec_clock_calibrate(void)
 	memset(&rec_clock_g, 0, sizeof(rec_clock_g));
 	rec_clock_sample(&t0, &n0);
 	rec_clock_g.base_ns = n0;
-	if (!rec_tsc_invariant()) {
+	if (!rec_clock_tsc_invariant()) {
 		rec_debug("TSC is not invariant: using clock_gettime");
 		return;
 	}

@@ -56,6 +56,9 @@ static inline uint64_t rec_clock_ns(void)
 	return rec_clock_tsc_to_ns(rec_clock_tsc());
 }
 
+/* 1 when the CPU says its TSC is invariant (CPUID 0x80000007, EDX bit 8); slow path. */
+int rec_clock_tsc_invariant(void);
+
 /* Calibrate (about 2 ms); called once per process image before any thread records. */
 void rec_clock_calibrate(void);
 

@@ -19,6 +19,7 @@
  * The log is <dir>/xray-log.salvaged-<pid>.<6 random characters> (the program's name is
  * not in the rings; llvm-xray does not care).
  */
+#include "librecord/rec_clock.h"
 #include "librecord/rec_salvage.h"
 #include "librecord/rec_salvage_spool.h"
 #include "librecord/rec_config.h"
@@ -237,16 +238,6 @@ static uint64_t xs_tsc_to_ns(const struct rec_clock *c, uint64_t tsc)
 	return c->base_ns + (uint64_t)(((unsigned __int128)(tsc - c->base_tsc) * c->mult) >> 32);
 }
 
-static int xs_tsc_invariant(void)
-{
-	unsigned a, b, c, d;
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-	if (a < 0x80000007u)
-		return 0;
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-	return (d >> 8) & 1;
-}
-
 static int xs_create_log(struct rec_salvage_ctx *ctx, int32_t pid, char *name, size_t size)
 {
 	static const char chars[] =
@@ -315,7 +306,8 @@ static int xs_assemble(struct rec_salvage_ctx *ctx, struct xs_image *im)
 		rec_salvage_log(ctx, "%s/%s: %s", ctx->dir, name, strerror(errno));
 		return -1;
 	}
-	fdr_put_header(hdr, FDR_VERSION, xs_tsc_invariant() ? 3 : 0, im->tsc_hz, im->buffer_size);
+	fdr_put_header(hdr, FDR_VERSION, rec_clock_tsc_invariant() ? 3 : 0, im->tsc_hz,
+		       im->buffer_size);
 	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0;
 	for (size_t i = 0; i < im->n && !bad; i++) {
 		struct xs_spool *sp = &im->spools[i];

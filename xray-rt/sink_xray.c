@@ -42,6 +42,7 @@
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_order.h"
 #include "xray-rt/xray_repair.h"
+#include "librecord/rec_clock.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 #include "librecord/rec_xcode.h"
@@ -464,16 +465,6 @@ static int xr_create_log(struct rec_session *s, char *path, size_t size)
 	return -1;
 }
 
-static int xr_tsc_invariant(void)
-{
-	unsigned a, b, c, d;
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-	if (a < 0x80000007u)
-		return 0;
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-	return (d >> 8) & 1;
-}
-
 static void *xr_mmap(size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -584,7 +575,7 @@ static void xray_finish(struct rec_session *s)
 		rec_warn("xray-rt: cannot create the XRay log %s:", path);
 		goto out;
 	}
-	fdr_put_header(hdr, FDR_VERSION, xr_xcoding || xr_tsc_invariant() ? 3 : 0,
+	fdr_put_header(hdr, FDR_VERSION, xr_xcoding || rec_clock_tsc_invariant() ? 3 : 0,
 		       xr_xcoding ? 1000000000ull : rec_clock_g.tsc_hz,
 		       s->cfg.chunk_size - sizeof(struct rec_chunk));
 	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0;
