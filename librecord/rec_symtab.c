@@ -6,6 +6,7 @@
  * reset). Loading happens under rec_symtab_lock only.
  */
 #include "librecord/rec_symtab.h"
+#include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
 #include <elf.h>
@@ -41,7 +42,7 @@ static int rec_sym_cmp(const void *a, const void *b)
 /* Read the function symbols of `path` into m (bias already set). */
 static void rec_module_read(struct rec_module *m, const char *path)
 {
-	Elf_Scn *scn = NULL, *tab = NULL, *dyn = NULL;
+	Elf_Scn *tab;
 	GElf_Shdr sh;
 	GElf_Ehdr eh;
 	Elf_Data *data;
@@ -58,16 +59,7 @@ static void rec_module_read(struct rec_module *m, const char *path)
 		goto out;
 	m->is_dyn = eh.e_type == ET_DYN;
 	rec_snprintf(m->path, sizeof(m->path), "%s", path);
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			tab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dyn = scn;
-	}
-	if (!tab)
-		tab = dyn;
+	tab = rec_elf_symtab(elf);
 	if (!tab || !gelf_getshdr(tab, &sh) || sh.sh_entsize == 0 ||
 	    !(data = elf_getdata(tab, NULL)))
 		goto out;
@@ -78,17 +70,9 @@ static void rec_module_read(struct rec_module *m, const char *path)
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
-		unsigned type;
 		size_t len;
 
-		if (!gelf_getsym(data, (int)i, &s))
-			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0)
-			continue;
-		name = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!name || !*name)
+		if (!rec_elf_func_sym(elf, data, sh.sh_link, i, &s, &name))
 			continue;
 		len = strlen(name) + 1;
 		if (pool + len > poolcap) {

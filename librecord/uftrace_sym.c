@@ -7,6 +7,7 @@
  * Slow path only (session start): it allocates and reads the ELF file with libelf.
  */
 #include "librecord/uftrace_sym.h"
+#include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
 #include <fcntl.h>
@@ -50,22 +51,13 @@ static uint64_t usym_load_base(Elf *elf)
 /* Collect functions of the symtab (or the dynsym when stripped). Returns count, -1 on error. */
 static long usym_collect(Elf *elf, struct usym **out)
 {
-	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
-	GElf_Shdr sh, use_sh;
+	Elf_Scn *tab;
+	GElf_Shdr use_sh;
 	struct usym *v = NULL;
 	size_t cnt = 0, cap = 0;
 	uint64_t base = usym_load_base(elf);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			tab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dyn = scn;
-	}
-	if (!tab)
-		tab = dyn;
+	tab = rec_elf_symtab(elf);
 	if (!tab || !gelf_getshdr(tab, &use_sh) || use_sh.sh_entsize == 0)
 		return 0;
 	Elf_Data *data = elf_getdata(tab, NULL);
@@ -75,16 +67,8 @@ static long usym_collect(Elf *elf, struct usym **out)
 	for (size_t i = 0; i < nsyms; i++) {
 		GElf_Sym s;
 		const char *name;
-		unsigned type;
 
-		if (!gelf_getsym(data, (int)i, &s))
-			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0)
-			continue;
-		name = elf_strptr(elf, use_sh.sh_link, s.st_name);
-		if (!name || !*name)
+		if (!rec_elf_func_sym(elf, data, use_sh.sh_link, i, &s, &name))
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 256;
