@@ -6,10 +6,12 @@
  */
 	.text
 
-	.globl rec_thread_get_slow_fpsafe
-	.hidden rec_thread_get_slow_fpsafe
-	.type rec_thread_get_slow_fpsafe, @function
-rec_thread_get_slow_fpsafe:
+/* \name: call \fn with a 512-byte fxsave area, 64-byte aligned, around it */
+.macro FPSAFE_THUNK name, fn
+	.globl \name
+	.hidden \name
+	.type \name, @function
+\name:
 	.cfi_startproc
 	push %rbp
 	.cfi_def_cfa_offset 16
@@ -19,33 +21,18 @@ rec_thread_get_slow_fpsafe:
 	sub $528, %rsp
 	and $-64, %rsp
 	fxsave64 (%rsp)
-	call rec_thread_get_slow
+	call \fn
 	fxrstor64 (%rsp)
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
 	.cfi_endproc
-	.size rec_thread_get_slow_fpsafe, .-rec_thread_get_slow_fpsafe
+	.size \name, .-\name
+.endm
 
-	.globl rec_reserve_slow_fpsafe
-	.hidden rec_reserve_slow_fpsafe
-	.type rec_reserve_slow_fpsafe, @function
-rec_reserve_slow_fpsafe:
-	.cfi_startproc
-	push %rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	mov %rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	sub $528, %rsp
-	and $-64, %rsp
-	fxsave64 (%rsp)
-	call rec_reserve_slow
-	fxrstor64 (%rsp)
-	leave
-	.cfi_def_cfa %rsp, 8
-	ret
-	.cfi_endproc
-	.size rec_reserve_slow_fpsafe, .-rec_reserve_slow_fpsafe
+	FPSAFE_THUNK rec_thread_get_slow_fpsafe, rec_thread_get_slow
+	FPSAFE_THUNK rec_reserve_slow_fpsafe, rec_reserve_slow
+	/* rec_tp_thread_stack (libc: pthread_getattr_np), called from a tracepoint hook */
+	FPSAFE_THUNK rec_tp_thread_stack_fpsafe, rec_tp_thread_stack
 
 	.section .note.GNU-stack,"",@progbits
