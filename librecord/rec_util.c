@@ -139,6 +139,37 @@ pid_t rec_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+struct rec_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int rec_dir_each(int dirfd, const char *prefix, size_t plen, int (*fn)(void *arg, const char *name),
+		 void *arg)
+{
+	char buf[8192];
+	long got;
+	int ret = 0;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (!ret && (got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got && !ret;) {
+			struct rec_dirent64 *de = (struct rec_dirent64 *)(buf + off);
+
+			off += de->reclen;
+			if (strncmp(de->name, prefix, plen) == 0)
+				ret = fn(arg, de->name);
+		}
+	}
+	close(fd);
+	return ret;
+}
+
 DIR *rec_opendir_at(int dirfd)
 {
 	/* "." opens the directory afresh: a dup'ed descriptor would share DIRFD's offset */

@@ -46,4 +46,11 @@ pid_t rec_gettid(void);
  * (DIRFD's, which another listing may be using, is left alone); NULL with errno set. */
 DIR *rec_opendir_at(int dirfd);
 
+/* Call fn(arg, name) for each entry of the directory open as DIRFD whose name starts with the
+ * PLEN bytes of PREFIX, until fn returns nonzero. getdents64 on a descriptor of its own, since
+ * opendir would malloc. fn's nonzero value when it stopped the walk, 0 when it saw every
+ * entry, -1 when the directory cannot be opened. */
+int rec_dir_each(int dirfd, const char *prefix, size_t plen, int (*fn)(void *arg, const char *name),
+		 void *arg);
+
 #endif

@@ -212,14 +212,6 @@ static void chrome_close_thread(struct rec_session *s, struct rec_thread *t, uin
 
 /* --- finish ---------------------------------------------------------------------------- */
 
-struct chrome_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
 static const char *chrome_prog(const struct rec_session *s)
 {
 	const char *base = strrchr(s->exe, '/');
@@ -252,15 +244,36 @@ static int chrome_copy(struct rec_session *s, const char *name, int out, uint8_t
 	return bad ? -1 : 0;
 }
 
+struct chrome_spools {
+	struct rec_session *s;
+	int fd;
+	uint8_t *buf;
+	size_t bufsize, plen;
+	int32_t *tids;
+	size_t ntids;
+};
+
+/* one spool: its tid noted, its events appended, the file removed; 1 when the copy failed */
+static int chrome_take_spool(void *arg, const char *name)
+{
+	struct chrome_spools *c = arg;
+	int bad;
+
+	if (c->ntids < CHROME_MAX_SPOOLS)
+		c->tids[c->ntids++] = (int32_t)strtol(name + c->plen, NULL, 10);
+	bad = chrome_copy(c->s, name, c->fd, c->buf, c->bufsize) < 0;
+	unlinkat(c->s->ringdirfd, name, 0);
+	return bad;
+}
+
 static void chrome_finish(struct rec_session *s)
 {
-	char prefix[64], dents[8192], tmp[600], path[600], line[1400], prog[1100];
-	size_t plen, bufsize = 1 << 20, size;
+	char prefix[64], tmp[600], path[600], line[1400], prog[1100];
+	size_t bufsize = 1 << 20, size;
+	struct chrome_spools c;
 	int32_t *tids;
-	size_t ntids = 0;
 	uint8_t *buf;
-	long got;
-	int dfd, fd, bad = 0;
+	int fd, bad = 0;
 
 	size = bufsize + CHROME_MAX_SPOOLS * sizeof(*tids);
 	buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -276,24 +289,12 @@ static void chrome_finish(struct rec_session *s)
 		goto out;
 	}
 	bad = rec_write_all(fd, "{\"traceEvents\":[\n", 17) < 0;
-	plen = chrome_spool_name(prefix, sizeof(prefix), s, 0) - 1; /* without the "0" */
-	dfd = openat(s->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (dfd >= 0 && !bad && (got = syscall(SYS_getdents64, dfd, dents, sizeof(dents))) > 0) {
-		for (long off = 0; off < got && !bad;) {
-			struct chrome_dirent64 *de = (struct chrome_dirent64 *)(dents + off);
-			off += de->reclen;
-			if (strncmp(de->name, prefix, plen) != 0)
-				continue;
-			if (ntids < CHROME_MAX_SPOOLS)
-				tids[ntids++] = (int32_t)strtol(de->name + plen, NULL, 10);
-			bad = chrome_copy(s, de->name, fd, buf, bufsize) < 0;
-			unlinkat(s->ringdirfd, de->name, 0);
-		}
-	}
-	if (dfd >= 0)
-		close(dfd);
+	c = (struct chrome_spools){s, fd, buf, bufsize, 0, tids, 0};
+	c.plen = chrome_spool_name(prefix, sizeof(prefix), s, 0) - 1; /* without the "0" */
+	if (!bad && rec_dir_each(s->ringdirfd, prefix, c.plen, chrome_take_spool, &c) > 0)
+		bad = 1;
 	chrome_json_str(prog, sizeof(prog), chrome_prog(s));
-	for (size_t i = 0; i < ntids && !bad; i++) {
+	for (size_t i = 0; i < c.ntids && !bad; i++) {
 		size_t n =
 			rec_snprintf(line, sizeof(line),
 				     "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"

@@ -250,57 +250,52 @@ static void tfile_close_thread(struct rec_session *s, struct rec_thread *t, uint
 
 /* --- finish ---------------------------------------------------------------------------- */
 
-struct tfile_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
+struct tfile_spools {
+	struct rec_session *s;
+	struct tfile_spool *v;
+	size_t max, n;
 };
 
-/* this image's spools, mapped; getdents64, since opendir would malloc */
+/* one spool: mapped when it holds data, removed when it is empty */
+static int tfile_open_spool(void *arg, const char *name)
+{
+	struct tfile_spools *c = arg;
+	struct tfile_spool *v = c->v;
+	size_t n = c->n;
+	struct stat st;
+	int fd;
+
+	if (n == c->max || strlen(name) >= sizeof(v[n].name))
+		return 0;
+	rec_snprintf(v[n].name, sizeof(v[n].name), "%s", name);
+	fd = openat(c->s->ringdirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			v[n].data = m;
+			v[n].size = (size_t)st.st_size;
+			v[n].pos = 0;
+			c->n++;
+		}
+	} else {
+		unlinkat(c->s->ringdirfd, name, 0);
+	}
+	close(fd);
+	return 0;
+}
+
+/* this image's spools, mapped */
 static size_t tfile_open_spools(struct rec_session *s, struct tfile_spool *v, size_t max)
 {
-	char prefix[64], buf[8192];
-	size_t plen, n = 0;
-	long got;
-	int dfd = openat(s->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct tfile_spools c = {s, v, max, 0};
+	char prefix[64];
+	size_t plen = rec_snprintf(prefix, sizeof(prefix), "tfile.%d.%llu.", (int)s->pid,
+				   (unsigned long long)s->start_ns);
 
-	if (dfd < 0)
-		return 0;
-	plen = rec_snprintf(prefix, sizeof(prefix), "tfile.%d.%llu.", (int)s->pid,
-			    (unsigned long long)s->start_ns);
-	while ((got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			struct tfile_dirent64 *de = (struct tfile_dirent64 *)(buf + off);
-			struct stat st;
-			int fd;
-
-			off += de->reclen;
-			if (strncmp(de->name, prefix, plen) != 0 || n == max ||
-			    strlen(de->name) >= sizeof(v[n].name))
-				continue;
-			rec_snprintf(v[n].name, sizeof(v[n].name), "%s", de->name);
-			fd = openat(s->ringdirfd, de->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (fstat(fd, &st) == 0 && st.st_size > 0) {
-				void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-					       0);
-				if (m != MAP_FAILED) {
-					v[n].data = m;
-					v[n].size = (size_t)st.st_size;
-					v[n].pos = 0;
-					n++;
-				}
-			} else {
-				unlinkat(s->ringdirfd, de->name, 0);
-			}
-			close(fd);
-		}
-	}
-	close(dfd);
-	return n;
+	rec_dir_each(s->ringdirfd, prefix, plen, tfile_open_spool, &c);
+	return c.n;
 }
 
 static const char *tfile_prog(const struct rec_session *s)

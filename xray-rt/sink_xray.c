@@ -268,48 +268,41 @@ static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 
 /* --- finish: assemble the log -------------------------------------------------------- */
 
-struct xr_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
+struct xr_spools {
+	struct xr_spool *out;
+	size_t max, n, plen;
 };
 
-/* Call fn for each spool of this image; getdents64, since opendir would malloc. */
+static int xr_scan_spool(void *arg, const char *name)
+{
+	struct xr_spools *c = arg;
+	struct xr_spool *out = c->out;
+	size_t n = c->n;
+
+	if (out && n < c->max) {
+		char *end;
+		long tid = strtol(name + c->plen, &end, 10);
+		int lossy = strcmp(end, XR_LOSSY) == 0;
+		if ((*end && !lossy) || tid <= 0 || strlen(name) >= sizeof(out[n].name))
+			return 0;
+		out[n].tid = (int32_t)tid;
+		out[n].lossy = lossy;
+		rec_snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+	}
+	c->n++;
+	return 0;
+}
+
+/* The spools of this image: how many there are; the first max valid ones in out (if any). */
 static size_t xr_scan_spools(struct rec_session *s, struct xr_spool *out, size_t max)
 {
-	char prefix[64], buf[8192];
-	size_t plen, n = 0;
-	long got;
-	int fd = openat(s->ringdirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct xr_spools c = {out, max, 0, 0};
+	char prefix[64];
 
-	if (fd < 0)
-		return 0;
-	plen = rec_snprintf(prefix, sizeof(prefix), "xray.%d.%llu.", (int)s->pid,
-			    (unsigned long long)s->start_ns);
-	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			struct xr_dirent64 *de = (struct xr_dirent64 *)(buf + off);
-			off += de->reclen;
-			if (strncmp(de->name, prefix, plen) != 0)
-				continue;
-			if (out && n < max) {
-				char *end;
-				long tid = strtol(de->name + plen, &end, 10);
-				int lossy = strcmp(end, XR_LOSSY) == 0;
-				if ((*end && !lossy) || tid <= 0 ||
-				    strlen(de->name) >= sizeof(out[n].name))
-					continue;
-				out[n].tid = (int32_t)tid;
-				out[n].lossy = lossy;
-				rec_snprintf(out[n].name, sizeof(out[n].name), "%s", de->name);
-			}
-			n++;
-		}
-	}
-	close(fd);
-	return n;
+	c.plen = rec_snprintf(prefix, sizeof(prefix), "xray.%d.%llu.", (int)s->pid,
+			      (unsigned long long)s->start_ns);
+	rec_dir_each(s->ringdirfd, prefix, c.plen, xr_scan_spool, &c);
+	return c.n;
 }
 
 static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp, int out);
