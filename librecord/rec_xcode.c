@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct rec_xcode *rec_xcode_new(uint32_t cap, size_t bufsize)
 {
@@ -26,6 +27,21 @@ struct rec_xcode *rec_xcode_new(uint32_t cap, size_t bufsize)
 	x->dec.enc = rec_sess.fe ? rec_sess.fe->encoding : REC_ENC_NONE;
 	x->dec.fn_addr = rec_sess.fe ? rec_sess.fe->fn_addr : NULL;
 	return x;
+}
+
+int rec_xcode_attach(struct rec_thread *t, uint32_t cap, size_t bufsize, const char *nomem)
+{
+	struct rec_xcode *x = rec_xcode_new(cap, bufsize);
+
+	if (!x) {
+		rec_warn("%s", nomem);
+		close(t->sink_fd);
+		t->sink_fd = -1;
+		return -1;
+	}
+	x->fd = t->sink_fd;
+	t->sink_priv = x;
+	return 0;
 }
 
 void rec_xcode_free(struct rec_xcode *x)

@@ -38,6 +38,10 @@ struct rec_xcode {
  * when out of memory. */
 struct rec_xcode *rec_xcode_new(uint32_t cap, size_t bufsize);
 void rec_xcode_free(struct rec_xcode *x);
+struct rec_thread;
+/* Give thread t, its sink file open, a state (rec_xcode_new) that flushes to that file, in
+ * t->sink_priv; 0. Out of memory: print NOMEM, close the file (sink_fd -1) and return -1. */
+int rec_xcode_attach(struct rec_thread *t, uint32_t cap, size_t bufsize, const char *nomem);
 /* Room for n more bytes (flushes to x->fd first when needed); NULL if n does not fit. */
 uint8_t *rec_xcode_room(struct rec_xcode *x, size_t n);
 /* Write out what the buffer holds; 0, or -1 after a failed write. */

@@ -68,7 +68,6 @@ static void chrome_fork_child(struct rec_session *s, pid_t ppid)
 static int chrome_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[80];
-	struct rec_xcode *x;
 
 	chrome_spool_name(name, sizeof(name), s, t->tid);
 	t->sink_fd = openat(s->ringdirfd, name,
@@ -77,16 +76,8 @@ static int chrome_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
-	x = rec_xcode_new(CHROME_FRAMES, CHROME_BUF);
-	if (!x) {
-		rec_warn("chrome: no memory for a thread's state");
-		close(t->sink_fd);
-		t->sink_fd = -1;
-		return -1;
-	}
-	x->fd = t->sink_fd;
-	t->sink_priv = x;
-	return 0;
+	return rec_xcode_attach(t, CHROME_FRAMES, CHROME_BUF,
+				"chrome: no memory for a thread's state");
 }
 
 /* name as a JSON string body (quotes and backslashes escaped, control bytes as \u00XX) */

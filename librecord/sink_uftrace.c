@@ -261,17 +261,9 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("cannot open %s/%s:", s->dir, name);
 		return -1;
 	}
-	if (uftrace_xcoding()) {
-		struct rec_xcode *x = rec_xcode_new(UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF);
-		if (!x) {
-			rec_warn("no memory for a thread's transcoding state");
-			close(t->sink_fd);
-			t->sink_fd = -1;
-			return -1;
-		}
-		x->fd = t->sink_fd;
-		t->sink_priv = x;
-	}
+	if (uftrace_xcoding() && rec_xcode_attach(t, UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF,
+						  "no memory for a thread's transcoding state") < 0)
+		return -1;
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
 	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());

@@ -190,17 +190,9 @@ static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("xray-rt: cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
-	if (xr_xcoding) {
-		struct rec_xcode *x = rec_xcode_new(XR_XCODE_FRAMES, XR_XCODE_BUF);
-		if (!x) {
-			rec_warn("xray: no memory for a thread's transcoding state");
-			close(t->sink_fd);
-			t->sink_fd = -1;
-			return -1;
-		}
-		x->fd = t->sink_fd;
-		t->sink_priv = x;
-	}
+	if (xr_xcoding)
+		return rec_xcode_attach(t, XR_XCODE_FRAMES, XR_XCODE_BUF,
+					"xray: no memory for a thread's transcoding state");
 	return 0;
 }
 
