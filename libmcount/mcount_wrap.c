@@ -197,32 +197,24 @@ MC_EXPORT int _dl_find_object(void *pc, struct dl_find_object *result)
 
 /* --- libraries loaded while recording --------------------------------------------------- */
 
-static int mc_count_adds(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	*(unsigned long long *)arg = info->dlpi_adds;
-	return 1;
-}
-
 typedef void *(*mc_dlopen_fn)(const char *, int);
 static mc_dlopen_fn mc_real_dlopen;
 
 MC_EXPORT void *dlopen(const char *file, int mode)
 {
-	unsigned long long before = 0, after = 0;
+	unsigned long long before;
 	struct link_map *lm = NULL;
 	void *h;
 
 	MC_REAL(mc_real_dlopen, "dlopen");
 	if (!mc_real_dlopen)
 		return NULL;
-	dl_iterate_phdr(mc_count_adds, &before);
+	before = rec_dl_adds();
 	h = mc_real_dlopen(file, mode);
 	if (!h || !file)
 		return h;
-	dl_iterate_phdr(mc_count_adds, &after);
 	/* a module already loaded adds nothing: uftrace writes no DLOP for it either */
-	if (after != before && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+	if (rec_dl_adds() != before && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
 		int saved = errno;
 		uftrace_note_dlopen(lm->l_name, (uintptr_t)lm->l_addr);
 		errno = saved;

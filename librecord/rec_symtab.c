@@ -204,22 +204,15 @@ static struct rec_module *rec_module_of(uintptr_t addr)
 	return NULL;
 }
 
-static int rec_adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	*(unsigned long long *)arg = info->dlpi_adds;
-	return 1;
-}
-
 const struct rec_module *rec_symtab_module(uintptr_t addr)
 {
 	struct rec_module *m = rec_module_of(addr);
-	unsigned long long adds = 0;
+	unsigned long long adds;
 
 	if (m)
 		return m;
 	/* a module loaded since the last scan? (dlopen) */
-	dl_iterate_phdr(rec_adds_cb, &adds);
+	adds = rec_dl_adds();
 	pthread_mutex_lock(&rec_symtab_lock);
 	if (adds != rec_symtab_adds)
 		rec_symtab_scan();

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,4 +186,19 @@ DIR *rec_opendir_at(int dirfd)
 		errno = e;
 	}
 	return d;
+}
+
+static int rec_dl_adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds;
+	return 1; /* the first module says it */
+}
+
+unsigned long long rec_dl_adds(void)
+{
+	unsigned long long adds = 0;
+
+	dl_iterate_phdr(rec_dl_adds_cb, &adds);
+	return adds;
 }

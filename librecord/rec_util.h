@@ -53,4 +53,8 @@ DIR *rec_opendir_at(int dirfd);
 int rec_dir_each(int dirfd, const char *prefix, size_t plen, int (*fn)(void *arg, const char *name),
 		 void *arg);
 
+/* The dynamic loader's count of modules loaded so far (dl_iterate_phdr's dlpi_adds): it moves
+ * when dlopen maps a new one. */
+unsigned long long rec_dl_adds(void);
+
 #endif
