@@ -119,8 +119,10 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 			cfg->policy = REC_POLICY_BLOCK;
 		else if (!strcmp(v, "drain"))
 			cfg->policy = REC_POLICY_DRAIN;
+		else if (!strcmp(v, "help"))
+			cfg->policy = REC_POLICY_HELP;
 		else
-			rec_warn("FLIGHTREC_POLICY=%s is not drop|overwrite|block|drain, "
+			rec_warn("FLIGHTREC_POLICY=%s is not drop|overwrite|block|drain|help, "
 				 "using the default", v);
 	}
 }

@@ -4,7 +4,7 @@
  *
  * Variables (every front end): FLIGHTREC_DIR (output directory), FLIGHTREC_BUFSIZE (bytes per
  * chunk, K/M suffix), FLIGHTREC_BUFCOUNT (chunks per thread), FLIGHTREC_POLICY
- * (drop|overwrite|block|drain), FLIGHTREC_BLOCK_MS (block policy time-out),
+ * (drop|overwrite|block|drain|help), FLIGHTREC_BLOCK_MS (block and help policies time-out),
  * FLIGHTREC_MAX_STACK (call depth kept by function hooks), FLIGHTREC_DEBUG, FLIGHTREC_FORMAT
  * (the format written, when the front end can write another than its own: uftrace, xray, tfile,
  * chrome), and the tracepoints of the tfile format: FLIGHTREC_TRACEPOINTS (FUNC[,FUNC...]),
@@ -25,6 +25,8 @@ enum rec_policy {
 	REC_POLICY_OVERWRITE, /* flight recorder: keep the newest chunks, written at the end */
 	REC_POLICY_BLOCK,     /* wait for the flusher up to block_ms, then drop and count */
 	REC_POLICY_DRAIN,     /* the producer writes its own full chunks (libovni's way) */
+	REC_POLICY_HELP,      /* the flusher writes full chunks; a producer whose next chunk
+			       * is not written yet writes its own instead of waiting */
 };
 
 #define REC_PATH_MAX 4096
@@ -34,7 +36,7 @@ struct rec_config {
 	size_t chunk_size;        /* bytes per chunk, header included; multiple of the page size */
 	uint32_t chunk_count;     /* chunks per thread ring, >= 2 */
 	enum rec_policy policy;
-	uint32_t block_ms;        /* REC_POLICY_BLOCK: longest wait for a free chunk */
+	uint32_t block_ms;        /* BLOCK, HELP: longest wait for a free chunk */
 	uint32_t max_stack;       /* function hooks: deepest call level recorded */
 	int debug;
 	char format[16];          /* FLIGHTREC_FORMAT, "" = the front end's own */

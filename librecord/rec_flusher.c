@@ -64,7 +64,10 @@ static void rec_flusher_pass(void)
 		rec_thread_prefault_ahead(t);
 		if ((drain_policy || overwrite) && !exited)
 			continue; /* the owner drains its own, or the ring is kept until the end */
-		rec_thread_drain(t, 0);
+		/* help policy: the producer may be writing its own chunks right now (it cannot
+		 * once it has exited: the lock is then free) */
+		if (rec_thread_drain_try(t, 0) < 0)
+			continue;
 		if (exited) {
 			rec_thread_drain(t, 1);
 			rec_thread_close(t, 1);

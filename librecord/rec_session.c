@@ -5,8 +5,9 @@
  * Invariants:
  *  - state moves NONE -> ACTIVE -> FINISHED, or NONE -> OFF; hooks record only in ACTIVE.
  *  - finish runs at most once per image (the `finishing` flag), from whichever of exit,
- *    _exit, a fatal signal or exec comes first; it stops the flusher before draining, so
- *    only one drainer ever touches a thread's chunks.
+ *    _exit, a fatal signal or exec comes first; it stops the flusher before draining, and
+ *    waits (bounded) for a producer writing its own chunks under the help policy, so only
+ *    one drainer touches a thread's chunks.
  *  - the registry lock is held across fork (atfork prepare/parent/child), so a child never
  *    inherits it locked by a thread that does not exist there.
  */
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct rec_session rec_sess = {
@@ -293,6 +295,14 @@ void rec_session_finish(void)
 	for (t = rec_sess.threads; t; t = t->next) {
 		if (t->closed)
 			continue;
+		/* help policy: another thread may be writing its own chunks; let it finish
+		 * (bounded, 200 ms: it may be stopped for good, or be us, interrupted in it) */
+		for (int i = 0; i < 2000 && t != rec_self &&
+				__atomic_load_n(&t->drain_lock, __ATOMIC_ACQUIRE);
+		     i++) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
 		rec_thread_drain(t, 1);
 		/* threads still running (this one included) keep their mapping */
 		rec_thread_close(t, 0);

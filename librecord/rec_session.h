@@ -138,6 +138,9 @@ void rec_flusher_stop(void);
 /* Write out the FULL chunks of t in order; with `all`, also the current chunk's committed
  * bytes (finish, retire). Called by the flusher, finish and the drain policy. */
 void rec_thread_drain(struct rec_thread *t, int all);
+/* rec_thread_drain under t's drain lock; -1 (nothing done) when another thread holds it
+ * (the flusher, and under the help policy the ring's producer). */
+int rec_thread_drain_try(struct rec_thread *t, int all);
 /* Close a thread whose last chunk has been written: sink close, remove the ring file, and
  * with `unmap` (the thread is gone) unmap it. */
 void rec_thread_close(struct rec_thread *t, int unmap);

@@ -4,9 +4,10 @@
  *
  * Invariants:
  *  - Only the owning thread takes chunks (FREE -> FILLING) and publishes them (-> FULL).
- *  - Only one drainer writes a given thread's FULL chunks at a time: the flusher (holding
- *    no lock, but it is the only flusher), or finish after the flusher stopped, or the owning
- *    thread itself under the drain policy (then the flusher leaves the live thread alone).
+ *  - Only one drainer writes a given thread's FULL chunks at a time: the flusher (under the
+ *    thread's drain_lock), or finish after the flusher stopped, or the owning thread itself
+ *    under the drain policy (then the flusher leaves the live thread alone) or under the help
+ *    policy (under drain_lock, when the flusher has not written its next chunk yet).
  *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
  *    FULL with seq == flush_seq + 1.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
@@ -378,6 +379,20 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			if (!rec_chunk_is_free(t, idx))
 				return rec_reserve_drop(t);
 			break;
+		case REC_POLICY_HELP: {
+			/* the flusher is behind: write our own full chunks rather than wait for
+			 * it; wait only while it is writing this very ring */
+			uint64_t waited_us = 0, limit_us = (uint64_t)cfg->block_ms * 1000;
+			while (!rec_chunk_is_free(t, idx) && waited_us < limit_us) {
+				if (rec_thread_drain_try(t, 0) == 0 && rec_chunk_is_free(t, idx))
+					break;
+				rec_sleep_us(20);
+				waited_us += 20;
+			}
+			if (!rec_chunk_is_free(t, idx))
+				return rec_reserve_drop(t);
+			break;
+		}
 		default:
 			return rec_reserve_drop(t);
 		}
@@ -448,6 +463,18 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	if (append)
 		rec_sess.sink->append_unlock(&rec_sess);
 	t->flush_seq = c->seq;
+}
+
+/* The help policy lets the flusher and a producer both write a ring's chunks: one at a time,
+ * by this try-lock (slow paths only: one exchange per chunk, none per event). The flusher
+ * takes it for every policy; under the others no producer ever holds it. */
+int rec_thread_drain_try(struct rec_thread *t, int all)
+{
+	if (__atomic_exchange_n(&t->drain_lock, 1, __ATOMIC_ACQUIRE))
+		return -1;
+	rec_thread_drain(t, all);
+	__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void rec_thread_drain(struct rec_thread *t, int all)

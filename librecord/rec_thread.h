@@ -63,6 +63,7 @@ struct rec_thread {
 	uint32_t exited;           /* set (release) by the TSD destructor */
 	uint32_t closed;           /* flusher/finish closed it (sink close_thread done) */
 	uint32_t prefaulted;       /* chunks 0..prefaulted-1 are faulted in (flusher's job) */
+	uint32_t drain_lock;       /* 1 while the flusher or (help policy) the producer drains */
 	int dtor_rounds;
 
 	/* --- identity and sink --- */

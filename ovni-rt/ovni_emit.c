@@ -3,10 +3,11 @@
  * jumbo events, ovni_flush() and the mark events.
  *
  * The bytes a thread emits go, in the stream's own encoding, into the thread's librecord
- * ring (rec_reserve/rec_commit). The ring runs librecord's drain policy: when a chunk is full
- * the producer itself writes it to the stream file, as libovni does with its buffer, and the
- * time it spent is marked by an OF[ / OF] pair after the event that did not fit (libovni's
- * order). The stream header is the first record of a thread's ring (not counted as an event).
+ * ring (rec_reserve/rec_commit). The ring runs librecord's help policy by default: the
+ * flusher writes full chunks to the stream file in the background, and when it has not
+ * written the next one yet, the producer writes its own, as libovni does with its buffer;
+ * the time a thread spends so (or waiting) is marked by an OF[ / OF] pair after the event
+ * that did not fit (libovni's order). Under the drain policy every switch is such a stall. The stream header is the first record of a thread's ring (not counted as an event).
  *
  * The ring is a byte stream: chunks reach the sink in order and are written back to back, so
  * a jumbo event larger than what is left of a chunk is split across chunks (salvage cuts a
@@ -214,8 +215,8 @@ static void ovni_put_marker(uint8_t *p, const char *mcv, uint64_t clock)
 }
 
 /* Will taking the next chunk stall this thread? Under the drain policy it always does (the
- * thread writes the full chunk itself); under the block policy only when the flusher has not
- * written the next chunk out yet (the thread then waits for it). */
+ * thread writes the full chunk itself); under the help and block policies only when the
+ * flusher has not written the next chunk out yet (the thread then writes it, or waits). */
 static int ovni_switch_stalls(struct rec_thread *t)
 {
 	const struct rec_chunk *c;
@@ -507,9 +508,10 @@ void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize
 
 /* --- flush ------------------------------------------------------------------------------ */
 
-/* Wait until chunk c (handed over) has been written and given back; the flusher is asked
- * to hurry. Gives up when the session ends (finish writes it) or after a minute. */
-static void ovni_wait_written(const struct rec_chunk *c)
+/* Wait until chunk c of t (handed over) has been written and given back: under the help
+ * policy the thread writes it itself unless the flusher is at it; otherwise the flusher is
+ * asked to hurry. Gives up when the session ends (finish writes it) or after a minute. */
+static void ovni_wait_written(struct rec_thread *t, const struct rec_chunk *c)
 {
 	struct timespec ts = { 0, 20000 };
 
@@ -517,6 +519,8 @@ static void ovni_wait_written(const struct rec_chunk *c)
 	     i++) {
 		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
 			return;
+		if (rec_sess.cfg.policy == REC_POLICY_HELP && rec_thread_drain_try(t, 0) == 0)
+			continue;
 		rec_flusher_wake();
 		nanosleep(&ts, NULL);
 		if (ts.tv_nsec < 1000000)
@@ -546,7 +550,7 @@ void ovni_flush(void)
 		t->end = t->pos;
 	p = ovni_switch(t, 2 * OVNI_HDR_SIZE);
 	if (c)
-		ovni_wait_written(c);
+		ovni_wait_written(t, c);
 	if (p) {
 		t1 = ovni_marker_clock(t0);
 		ovni_put_marker(p, "OF[", t0);

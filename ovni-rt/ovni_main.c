@@ -141,12 +141,14 @@ static void ovni_configured(const struct rec_config *cfg)
 
 	(void)cfg;
 	/* ovni streams must be complete: full chunks are written by the flusher while the
-	 * thread runs on (block) or by the thread itself (drain, libovni's way); never dropped
-	 * or overwritten */
-	if (c->policy != REC_POLICY_DRAIN && c->policy != REC_POLICY_BLOCK) {
-		ovni_warn("ovni-rt: FLIGHTREC_POLICY must be drain or block for ovni streams "
-			  "(events may not be lost), using drain");
-		c->policy = REC_POLICY_DRAIN;
+	 * thread runs on, and by the thread itself when the flusher is behind (help, the
+	 * default), by the flusher only (block) or by the thread only (drain, libovni's way);
+	 * never dropped or overwritten */
+	if (c->policy != REC_POLICY_HELP && c->policy != REC_POLICY_DRAIN &&
+	    c->policy != REC_POLICY_BLOCK) {
+		ovni_warn("ovni-rt: FLIGHTREC_POLICY must be help, drain or block for ovni "
+			  "streams (events may not be lost), using help");
+		c->policy = REC_POLICY_HELP;
 	}
 	/* waiting for a free chunk: as long as it takes, rather than drop an event */
 	if (!getenv("FLIGHTREC_BLOCK_MS"))
@@ -154,11 +156,14 @@ static void ovni_configured(const struct rec_config *cfg)
 	/* a thread that writes its own chunks needs only the one it fills and the next */
 	if (c->policy == REC_POLICY_DRAIN && !getenv("FLIGHTREC_BUFCOUNT"))
 		c->chunk_count = 2;
+	/* help: room for the flusher to fall a little behind before the thread writes itself */
+	if (c->policy == REC_POLICY_HELP && !getenv("FLIGHTREC_BUFCOUNT"))
+		c->chunk_count = 4;
 }
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "ovni-rt",
-	.defaults = { .dir = OVNI_TRACEDIR, .dir_env = NULL, .policy = REC_POLICY_DRAIN },
+	.defaults = { .dir = OVNI_TRACEDIR, .dir_env = NULL, .policy = REC_POLICY_HELP },
 	.sink = &ovni_sink,
 	.thread_size = sizeof(struct ovni_thread),
 	.configured = ovni_configured,

@@ -13,8 +13,9 @@
  *
  * Who writes what, and when:
  *   stream file     created (truncated) by ovni_thread_init; write_chunk appends chunks in
- *                   order (the thread itself under the drain policy, or the flusher/finish
- *                   once the thread has exited); the stream header is the ring's first record
+ *                   order, one writer at a time (the flusher; the thread itself under the
+ *                   drain policy, or under help when the flusher is behind; finish); the
+ *                   stream header is the ring's first record
  *   thread metadata written at ovni_thread_init (no ovni.finished: a reader can tell a cut
  *                   stream), again after any metadata change (next emit/flush), and finally
  *                   with ovni.finished = 1 by ovni_thread_free, or by close_thread when the

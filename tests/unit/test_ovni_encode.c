@@ -11,7 +11,8 @@
  *    exactly, header included, in both layouts, without any ovni_flush;
  *  - with tiny ring chunks, every event is there, in order, with monotonic clocks; under the
  *    drain policy each chunk the producer writes is followed by an OF[ / OF] pair after the
- *    event that did not fit (under block, only the waits for the flusher are);
+ *    event that did not fit (under block and help, the default, only the waits for the
+ *    flusher and the chunks the producer wrote because the flusher was behind are);
  *  - ovni_clock_now() never goes backwards and stays within a millisecond of CLOCK_MONOTONIC.
  */
 #include <setjmp.h>
@@ -392,6 +393,12 @@ static void test_flush_markers_block(void **state)
 	check_flush_markers("block");
 }
 
+static void test_flush_markers_help(void **state)
+{
+	(void)state;
+	check_flush_markers("help");
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -435,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_spec_stream_v3),
 		cmocka_unit_test(test_flush_markers_drain),
 		cmocka_unit_test(test_flush_markers_block),
+		cmocka_unit_test(test_flush_markers_help),
 		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,6 +23,7 @@
 #include "librecord/rec_config.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
+#include "librecord/rec_util.h"
 
 #define MAX_WRITERS 16
 #define CHUNK 4096
@@ -46,14 +47,22 @@ struct seen {
 
 static struct seen seen[MAX_WRITERS];
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile int sink_stall; /* while set, write_chunk waits: the ring fills up */
+/* while set, write_chunk waits: the ring fills up (2: only the flusher's writes wait) */
+static volatile int sink_stall;
+
+static int sink_stalls(void)
+{
+	int s = __atomic_load_n(&sink_stall, __ATOMIC_ACQUIRE);
+	return s == 1 || (s == 2 && rec_gettid() == __atomic_load_n(&rec_sess.flusher_tid,
+								     __ATOMIC_ACQUIRE));
+}
 
 static int test_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			    size_t len, uint64_t lost_before)
 {
 	(void)s;
 	(void)t;
-	while (__atomic_load_n(&sink_stall, __ATOMIC_ACQUIRE))
+	while (sink_stalls())
 		usleep(100);
 	pthread_mutex_lock(&seen_lock);
 	for (size_t off = 0; off + sizeof(struct rec16) <= len; off += sizeof(struct rec16)) {
@@ -143,12 +152,17 @@ static uint64_t emit(uint64_t writer, uint64_t n)
 
 struct job {
 	uint64_t writer, n, lost_seen_by_producer;
+	int done;
 };
+
+/* stall mode 2: a writer finished all its records while the flusher's writes were held */
+static int finished_during_stall;
 
 static void *writer_main(void *arg)
 {
 	struct job *j = arg;
 	j->lost_seen_by_producer = emit(j->writer, j->n);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -184,10 +198,15 @@ static void run_writers(enum rec_policy policy, uint64_t writers, uint64_t n, in
 		jobs[w] = (struct job){ .writer = w, .n = n };
 		assert_int_equal(pthread_create(&th[w], NULL, writer_main, &jobs[w]), 0);
 	}
-	if (stall) {
+	if (stall == 1)
 		usleep(200000);
-		__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
+	finished_during_stall = 0;
+	for (int spin = 0; stall == 2 && spin < 10000 && !finished_during_stall; spin++) {
+		for (uint64_t w = 0; w < writers; w++)
+			finished_during_stall |= __atomic_load_n(&jobs[w].done, __ATOMIC_ACQUIRE);
+		usleep(1000);
 	}
+	__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
 	for (uint64_t w = 0; w < writers; w++)
 		pthread_join(th[w], NULL);
 	wait_closed(writers);
@@ -240,6 +259,27 @@ static void test_drain_by_producer(void **state)
 	(void)state;
 	run_writers(REC_POLICY_DRAIN, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 0, &lost);
 	assert_int_equal(lost, 0);
+}
+
+static void test_help_stress_threads(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	/* the flusher and the producers take turns on the same rings: nothing lost, in order */
+	run_writers(REC_POLICY_HELP, 8, 100000, 0, &lost);
+	assert_int_equal(lost, 0);
+}
+
+static void test_help_producer_writes_when_flusher_stuck(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	/* the flusher's writes hang (it holds one ring's drain lock meanwhile): the other
+	 * producer writes its own chunks and gets through all its records; under block it
+	 * would wait for the flusher */
+	run_writers(REC_POLICY_HELP, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 2, &lost);
+	assert_int_equal(lost, 0);
+	assert_true(finished_during_stall);
 }
 
 static void test_block_stress_threads(void **state)
@@ -309,6 +349,8 @@ int main(void)
 		cmocka_unit_test(test_overwrite_keeps_newest),
 		cmocka_unit_test(test_drain_by_producer),
 		cmocka_unit_test(test_block_stress_threads),
+		cmocka_unit_test(test_help_stress_threads),
+		cmocka_unit_test(test_help_producer_writes_when_flusher_stuck),
 		cmocka_unit_test(test_drop_stress_threads),
 		cmocka_unit_test(test_nested_guard_counts),
 	};
