@@ -224,12 +224,18 @@ static void run_writers(enum rec_policy policy, uint64_t writers, uint64_t n, in
 	}
 }
 
-static void test_block_many_chunks(void **state)
+/* run_writers under a policy that must lose nothing */
+static void run_lossless(enum rec_policy policy, uint64_t writers, uint64_t n, int stall)
 {
 	uint64_t lost;
-	(void)state;
-	run_writers(REC_POLICY_BLOCK, 1, RECS_PER_CHUNK * CHUNKS * 20 + 7, 0, &lost);
+	run_writers(policy, writers, n, stall, &lost);
 	assert_int_equal(lost, 0);
+}
+
+static void test_block_many_chunks(void **state)
+{
+	(void)state;
+	run_lossless(REC_POLICY_BLOCK, 1, RECS_PER_CHUNK * CHUNKS * 20 + 7, 0);
 }
 
 static void test_drop_counts_exactly(void **state)
@@ -255,39 +261,31 @@ static void test_overwrite_keeps_newest(void **state)
 
 static void test_drain_by_producer(void **state)
 {
-	uint64_t lost;
 	(void)state;
-	run_writers(REC_POLICY_DRAIN, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 0, &lost);
-	assert_int_equal(lost, 0);
+	run_lossless(REC_POLICY_DRAIN, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 0);
 }
 
 static void test_help_stress_threads(void **state)
 {
-	uint64_t lost;
 	(void)state;
 	/* the flusher and the producers take turns on the same rings: nothing lost, in order */
-	run_writers(REC_POLICY_HELP, 8, 100000, 0, &lost);
-	assert_int_equal(lost, 0);
+	run_lossless(REC_POLICY_HELP, 8, 100000, 0);
 }
 
 static void test_help_producer_writes_when_flusher_stuck(void **state)
 {
-	uint64_t lost;
 	(void)state;
 	/* the flusher's writes hang (it holds one ring's drain lock meanwhile): the other
 	 * producer writes its own chunks and gets through all its records; under block it
 	 * would wait for the flusher */
-	run_writers(REC_POLICY_HELP, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 2, &lost);
-	assert_int_equal(lost, 0);
+	run_lossless(REC_POLICY_HELP, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 2);
 	assert_true(finished_during_stall);
 }
 
 static void test_block_stress_threads(void **state)
 {
-	uint64_t lost;
 	(void)state;
-	run_writers(REC_POLICY_BLOCK, 8, 100000, 0, &lost);
-	assert_int_equal(lost, 0);
+	run_lossless(REC_POLICY_BLOCK, 8, 100000, 0);
 }
 
 static void test_drop_stress_threads(void **state)
