@@ -334,8 +334,10 @@ static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
  * clock, 2 to 16 bytes per ovni_payload_add), so loads that each fall inside one of those
  * stores are served from the store buffer, while a wide load spanning several of them
  * (what memcpy does) must wait for all of them to reach the cache. The whole 16-byte payload
- * area is copied in 4-byte words: bytes past the event are scratch space beyond the
- * committed length, overwritten by the next event. Returns the event's clock.
+ * area is read in 4-byte words and written in two 8-byte stores (left alone, gcc packs the
+ * four words into one vector store through three shuffles: more uops on the path of every
+ * 28-byte event, ~0.5-1 ns with two threads); bytes past the event are scratch space beyond
+ * the committed length, overwritten by the next event. Returns the event's clock.
  */
 static inline uint64_t ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uint8_t flags)
 {
@@ -358,10 +360,10 @@ static inline uint64_t ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uin
 		ovni_opaque(c);
 		memcpy(&d, s + 24, 4);
 		ovni_opaque(d);
-		memcpy(p + 12, &a, 4);
-		memcpy(p + 16, &b, 4);
-		memcpy(p + 20, &c, 4);
-		memcpy(p + 24, &d, 4);
+		uint64_t lo = (uint64_t)a | (uint64_t)b << 32, hi = (uint64_t)c | (uint64_t)d << 32;
+		memcpy(p + 12, &lo, 8);
+		ovni_opaque(p); /* two stores, not one vector store */
+		memcpy(p + 20, &hi, 8);
 	}
 	return clock;
 }
