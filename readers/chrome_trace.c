@@ -129,6 +129,12 @@ int ctr_walk(const char *path, struct ctr_counts *c, ctr_event_cb cb, void *arg,
 		}
 		if (!ovj_get(e, "tid"))
 			tid = pid;
+		/* converting an out-of-range double is undefined behaviour: untrusted input */
+		if (!(pid > -9.0e18 && pid < 9.0e18 && tid > -9.0e18 && tid < 9.0e18)) {
+			ret = rd_error_set(err, CTR_RULE_EVENT, path, -1,
+					   "event %zu (ph %c) has a pid or tid out of range", i, ev.ph);
+			break;
+		}
 		ev.pid = (int64_t)pid;
 		ev.tid = (int64_t)tid;
 		c->events++;

@@ -345,10 +345,10 @@ static int ovr_version_key(const struct ovj *meta, int want, const char *file, s
 
 	if (!v)
 		return rd_error_set(err, OVR_RULE_META, file, -1, "missing attribute \"version\"");
-	if (v->type != OVJ_NUMBER || (int)v->number != want)
+	if (v->type != OVJ_NUMBER || ovr_int(v->number, INT_MIN) != want)
 		return rd_error_set(err, OVR_RULE_META, file, -1,
 				    "metadata version mismatch %d (expected %d)",
-				    v->type == OVJ_NUMBER ? (int)v->number : 0, want);
+				    v->type == OVJ_NUMBER ? ovr_int(v->number, 0) : 0, want);
 	return 0;
 }
 
@@ -361,7 +361,7 @@ static int ovr_proc_keys_v3(struct ovr_proc *p, const struct ovr_stream *s, stru
 	double d;
 
 	if (a) {
-		appid = a->type == OVJ_NUMBER ? (int)a->number : 0;
+		appid = a->type == OVJ_NUMBER ? ovr_int(a->number, 0) : 0;
 		if (p->app_id && p->app_id != appid)
 			return rd_error_set(err, OVR_RULE_PROC, s->json, -1,
 					    "mismatch previous appid %d with stream: %s", p->app_id,
@@ -528,16 +528,16 @@ static int ovr_load_v2(struct ovr_trace *t, struct ovr_stream *s, struct rd_erro
 		free(mpath);
 		return -1;
 	}
-	p->app_id = v->type == OVJ_NUMBER ? (int)v->number : 0;
+	p->app_id = v->type == OVJ_NUMBER ? ovr_int(v->number, 0) : 0;
 	if (p->app_id <= 0) {
 		rd_error_set(err, OVR_RULE_PROC, mpath, -1, "appid must be >0 (%d)", p->app_id);
 		free(mpath);
 		return -1;
 	}
 	v = ovj_get(p->meta, "rank");
-	p->rank = v && v->type == OVJ_NUMBER ? (int)v->number : -1;
+	p->rank = v && v->type == OVJ_NUMBER ? ovr_int(v->number, -1) : -1;
 	v = ovj_get(p->meta, "nranks");
-	p->nranks = v && v->type == OVJ_NUMBER ? (int)v->number : 0;
+	p->nranks = v && v->type == OVJ_NUMBER ? ovr_int(v->number, 0) : 0;
 	v = ovj_get(p->meta, "cpus");
 	if (v) {
 		if (t->looms[li].ncpus > 0) {
