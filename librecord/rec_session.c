@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 struct rec_session rec_sess = {
@@ -295,14 +294,8 @@ void rec_session_finish(void)
 	for (t = rec_sess.threads; t; t = t->next) {
 		if (t->closed)
 			continue;
-		/* help policy: another thread may be writing its own chunks; let it finish
-		 * (bounded, 200 ms: it may be stopped for good, or be us, interrupted in it) */
-		for (int i = 0; i < 2000 && t != rec_self &&
-				__atomic_load_n(&t->drain_lock, __ATOMIC_ACQUIRE);
-		     i++) {
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
+		/* help policy: another thread may be writing its own chunks */
+		rec_thread_drain_settle(t);
 		rec_thread_drain(t, 1);
 		/* threads still running (this one included) keep their mapping */
 		rec_thread_close(t, 0);

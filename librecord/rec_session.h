@@ -141,6 +141,10 @@ void rec_thread_drain(struct rec_thread *t, int all);
 /* rec_thread_drain under t's drain lock; -1 (nothing done) when another thread holds it
  * (the flusher, and under the help policy the ring's producer). */
 int rec_thread_drain_try(struct rec_thread *t, int all);
+/* Finish, with the flusher stopped: wait (200 ms at most) while another thread still holds
+ * t's drain lock under the help policy (it may be stopped for good, or be us, interrupted in
+ * it: then finish drains anyway). */
+void rec_thread_drain_settle(struct rec_thread *t);
 /* Close a thread whose last chunk has been written: sink close, remove the ring file, and
  * with `unmap` (the thread is gone) unmap it. */
 void rec_thread_close(struct rec_thread *t, int unmap);

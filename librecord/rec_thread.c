@@ -360,15 +360,23 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			__atomic_store_n(&c->state, REC_CHUNK_FREE, __ATOMIC_RELEASE);
 			break;
 		}
-		case REC_POLICY_BLOCK: {
-			uint64_t waited_us = 0, limit_us = (uint64_t)cfg->block_ms * 1000;
+		case REC_POLICY_BLOCK:
+		case REC_POLICY_HELP: {
+			/* block: wait for the flusher; help: the flusher is behind, so write our
+			 * own full chunks rather than wait, waiting only while it is writing this
+			 * very ring */
+			int help = cfg->policy == REC_POLICY_HELP;
+			uint64_t step_us = help ? 20 : 50, waited_us = 0;
+			uint64_t limit_us = (uint64_t)cfg->block_ms * 1000;
 			if (!woke) {
 				rec_flusher_ensure();
 				rec_flusher_wake();
 			}
 			while (!rec_chunk_is_free(t, idx) && waited_us < limit_us) {
-				rec_sleep_us(50);
-				waited_us += 50;
+				if (help && rec_thread_drain_try(t, 0) == 0 && rec_chunk_is_free(t, idx))
+					break;
+				rec_sleep_us(step_us);
+				waited_us += step_us;
 			}
 			if (!rec_chunk_is_free(t, idx))
 				return rec_reserve_drop(t);
@@ -379,20 +387,6 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			if (!rec_chunk_is_free(t, idx))
 				return rec_reserve_drop(t);
 			break;
-		case REC_POLICY_HELP: {
-			/* the flusher is behind: write our own full chunks rather than wait for
-			 * it; wait only while it is writing this very ring */
-			uint64_t waited_us = 0, limit_us = (uint64_t)cfg->block_ms * 1000;
-			while (!rec_chunk_is_free(t, idx) && waited_us < limit_us) {
-				if (rec_thread_drain_try(t, 0) == 0 && rec_chunk_is_free(t, idx))
-					break;
-				rec_sleep_us(20);
-				waited_us += 20;
-			}
-			if (!rec_chunk_is_free(t, idx))
-				return rec_reserve_drop(t);
-			break;
-		}
 		default:
 			return rec_reserve_drop(t);
 		}
@@ -475,6 +469,14 @@ int rec_thread_drain_try(struct rec_thread *t, int all)
 	rec_thread_drain(t, all);
 	__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void rec_thread_drain_settle(struct rec_thread *t)
+{
+	for (int i = 0; i < 2000 && t != rec_self &&
+			__atomic_load_n(&t->drain_lock, __ATOMIC_ACQUIRE);
+	     i++)
+		rec_sleep_us(100);
 }
 
 void rec_thread_drain(struct rec_thread *t, int all)
