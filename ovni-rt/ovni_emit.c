@@ -7,7 +7,8 @@
  * flusher writes full chunks to the stream file in the background, and when it has not
  * written the next one yet, the producer writes its own, as libovni does with its buffer;
  * the time a thread spends so (or waiting) is marked by an OF[ / OF] pair after the event
- * that did not fit (libovni's order). Under the drain policy every switch is such a stall. The stream header is the first record of a thread's ring (not counted as an event).
+ * that did not fit (libovni's order). Under the drain policy every switch is such a stall.
+ * The stream header is the first record of a thread's ring (not counted as an event).
  *
  * The ring is a byte stream: chunks reach the sink in order and are written back to back, so
  * a jumbo event larger than what is left of a chunk is split across chunks (salvage cuts a
