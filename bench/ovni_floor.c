@@ -51,6 +51,7 @@ struct floor_buf {
 static __thread struct floor_buf fb __attribute__((tls_model("initial-exec")));
 static uint64_t floor_tsc0, floor_ns0, floor_mult; /* ns = ns0 + (tsc - tsc0) * mult >> 32 */
 static int floor_write;
+static uint64_t floor_written; /* bytes all threads wrote: told at ovni_proc_fini */
 
 static inline uint64_t floor_tsc(void)
 {
@@ -87,8 +88,12 @@ EXPORT void ovni_proc_init(int app, const char *loom, int pid)
 	floor_mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) / (t1 - t0));
 }
 
+/* What was written, so that bench/run-ovni can check the write floor did write everything. */
 EXPORT void ovni_proc_fini(void)
 {
+	if (floor_write)
+		fprintf(stderr, "floor_written=%llu\n",
+			(unsigned long long)__atomic_load_n(&floor_written, __ATOMIC_RELAXED));
 }
 
 EXPORT void ovni_add_cpu(int index, int phyid)
@@ -151,6 +156,7 @@ EXPORT void ovni_thread_free(void)
 	floor_full();
 	if (fb.fd >= 0)
 		close(fb.fd);
+	__atomic_fetch_add(&floor_written, fb.written, __ATOMIC_RELAXED);
 	munmap(fb.start, FLOOR_BUF + 64);
 }
 
