@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define OVNI_NO_INLINE /* the functions below, not the header's inline event builders */
 #include "ovni.h"
 
 #define FLOOR_BUF (1u << 20)
