@@ -1,7 +1,7 @@
 /*
  * bench/ovni_floor.c - the floor of bench/run-ovni: the least a libovni.so.1 can do per event.
  *
- * What it is: a shared library with libovni's soname and the 14 functions bench/ovni_bench.c
+ * What it is: a shared library with libovni's soname and the 12 functions bench/ovni_bench.c
  * calls, so that the very binary bench/run-ovni measures on ovni-rt and on libovni runs on it
  * too (LD_LIBRARY_PATH). Per event it does only what any recorder behind libovni's API must:
  *   ovni_clock_now   one plain rdtsc, converted to nanoseconds (a multiply and a shift, the
@@ -17,7 +17,7 @@
  *           time: the cheapest appends, as ovni-rt makes them): the above plus the kernel's
  *           copy of every byte into the page cache, which every recorder of a trace pays too.
  * Nothing else: no stream header, no checks, no flush markers, no metadata, no valid trace.
- * It is a yardstick for the benchmark, never a runtime: the other 21 libovni functions are
+ * It is a yardstick for the benchmark, never a runtime: the other 23 libovni functions are
  * absent (a program calling them does not link).
  *
  * Why so: ovni_clock_now() must return a time (the program may use it for anything), and each
