@@ -7,6 +7,11 @@
  * (rec_flusher_wake) or REC_FLUSH_PERIOD_MS passes. Producers wake it only when it said it
  * is sleeping, so a busy flusher costs them no syscall.
  *
+ * Fatal signals: a handler hands finishing over (rec_flusher_take_fatal); the flusher, which
+ * the signal did not interrupt and whose locks it cannot hold, finishes, then kills the
+ * process with that signal when it was one someone sent (after a fault the handler, waiting,
+ * dies by itself).
+ *
  * Registry walking: nodes are pushed at the head under the lock and published with a
  * release store; the flusher is the only one that unlinks and frees nodes (under the lock),
  * so the node it is working on cannot vanish while it writes without the lock.
@@ -128,6 +133,37 @@ static int rec_flusher_alone(void)
 	return rec_proc_stat_field(path, 3, &state) >= 0 && (state == 'Z' || state == 'X');
 }
 
+int rec_flusher_take_fatal(int sig)
+{
+	int none = 0;
+
+	if (!__atomic_load_n(&rec_sess.flusher_started, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE) == rec_gettid())
+		return 0;
+	__atomic_store_n(&rec_sess.fatal_tid, rec_gettid(), __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&rec_sess.fatal_sig, &none, sig, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -1;
+	rec_flusher_wake();
+	return 1;
+}
+
+/* Finish for the fatal signal a handler handed over, then die by it if it was sent (a
+ * faulting thread waits in its handler and dies by itself). */
+static void rec_flusher_fatal(int sig)
+{
+	pid_t tid = __atomic_load_n(&rec_sess.fatal_tid, __ATOMIC_RELAXED);
+
+	rec_session_finish();
+	if (sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT)
+		return;
+	signal(sig, SIG_DFL);
+	/* to the thread it was for (it did not block it); any thread of ours, if that one left */
+	if (syscall(SYS_tgkill, rec_sess.pid, tid, sig) < 0)
+		kill(rec_sess.pid, sig);
+}
+
 static void *rec_flusher_main(void *arg)
 {
 	sigset_t all;
@@ -141,6 +177,11 @@ static void *rec_flusher_main(void *arg)
 
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
 		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
+		int sig = __atomic_load_n(&rec_sess.fatal_sig, __ATOMIC_ACQUIRE);
+		if (sig) {
+			rec_flusher_fatal(sig);
+			break;
+		}
 		rec_flusher_pass();
 		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
 		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone())

@@ -30,6 +30,8 @@
 
 /* ovni-rt's JSON tree (parse, edit, serialize), the one its sink writes the metadata with */
 #include "ovni-rt/ovni_json.c"
+/* the end a stream gets, the same as the sink gives a thread that did not free itself */
+#include "ovni-rt/ovni_stream_end.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,11 +44,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OS_HDR 12 /* event header: flags, model, category, value, clock */
 #define OS_SIDE_MAX (64u << 10)
 #define OS_META_MAX (64u << 20)
-
-enum os_state { OS_UNKNOWN, OS_RUNNING, OS_PAUSED, OS_COOLING, OS_WARMING, OS_DEAD };
 
 struct os_side {
 	int layout;
@@ -197,59 +196,6 @@ static int os_side_load(struct rec_salvage_ctx *ctx, const struct rec_salvage_ri
 	return 0;
 }
 
-/* Walk the stream: the end of its last whole event, the thread's state, the last clock and
- * the events from offset `from` on. */
-static size_t os_walk(const uint8_t *p, size_t n, size_t from, enum os_state *st,
-		      uint64_t *last_clock, uint64_t *events)
-{
-	size_t pos = 8, end = 8;
-
-	*st = OS_UNKNOWN;
-	*last_clock = 0;
-	*events = 0;
-	if (n < 8 || memcmp(p, "ovni", 4) != 0)
-		return 0;
-	while (pos + OS_HDR <= n) {
-		uint8_t flags = p[pos];
-		size_t size = OS_HDR;
-		if (flags & 0x10) {
-			uint32_t js;
-			if (pos + OS_HDR + 4 > n)
-				break;
-			memcpy(&js, p + pos + OS_HDR, 4);
-			size += 4 + (size_t)js;
-		} else if (flags & 0x0f) {
-			size += (size_t)(flags & 0x0f) + 1;
-		}
-		if (size > n - pos)
-			break;
-		memcpy(last_clock, p + pos + 4, 8);
-		if (p[pos + 1] == 'O' && p[pos + 2] == 'H') {
-			switch (p[pos + 3]) {
-			case 'x': *st = OS_RUNNING; break;
-			case 'e': *st = OS_DEAD; break;
-			case 'p': *st = OS_PAUSED; break;
-			case 'r': *st = OS_RUNNING; break;
-			case 'c': *st = OS_COOLING; break;
-			case 'w': *st = OS_WARMING; break;
-			default: break;
-			}
-		}
-		if (pos >= from)
-			(*events)++;
-		pos += size;
-		end = pos;
-	}
-	return end;
-}
-
-static int os_put_ev(int fd, char value, uint64_t clock)
-{
-	uint8_t ev[OS_HDR] = { 0, 'O', 'H', (uint8_t)value };
-	memcpy(ev + 4, &clock, 8);
-	return rec_write_all(fd, ev, sizeof(ev));
-}
-
 /* rename, or copy and unlink across file systems */
 static int os_move(const char *src, const char *dst)
 {
@@ -322,7 +268,7 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 	struct os_side sd;
 	char why[PATH_MAX + 128], side[96];
 	struct stat st;
-	enum os_state state;
+	enum ovni_se_state state;
 	uint64_t clock, events;
 	size_t end, from;
 	uint8_t *m;
@@ -377,12 +323,12 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 
 	/* whole events only, then the thread dead */
 	end = 0;
-	state = OS_UNKNOWN;
+	state = OVNI_SE_UNKNOWN;
 	clock = events = 0;
 	if (pos > 0) {
 		m = mmap(NULL, (size_t)pos, PROT_READ, MAP_SHARED, fd, 0);
 		if (m != MAP_FAILED) {
-			end = os_walk(m, (size_t)pos, from, &state, &clock, &events);
+			end = ovni_se_walk(m, (size_t)pos, from, &state, &clock, &events);
 			munmap(m, (size_t)pos);
 		}
 	}
@@ -398,21 +344,18 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 		}
 	}
 	r->events += events;
-	if (end && (state == OS_PAUSED || state == OS_WARMING)) {
-		lseek(fd, 0, SEEK_END);
-		if (os_put_ev(fd, 'r', clock) < 0) {
-			close(fd);
-			return -1;
+	if (end) {
+		uint8_t ending[2 * OVNI_SE_HDR];
+		size_t n = ovni_se_ending(state, clock, ending);
+		if (n) {
+			lseek(fd, 0, SEEK_END);
+			if (rec_write_all(fd, ending, n) < 0) {
+				close(fd);
+				return -1;
+			}
+			rec_salvage_log(ctx, "%s: the thread's end (%s) added", sd.stream,
+					n > OVNI_SE_HDR ? "OHr OHe" : "OHe");
 		}
-		state = OS_RUNNING;
-	}
-	if (end && (state == OS_RUNNING || state == OS_COOLING)) {
-		lseek(fd, 0, SEEK_END);
-		if (os_put_ev(fd, 'e', clock) < 0) {
-			close(fd);
-			return -1;
-		}
-		rec_salvage_log(ctx, "%s: the thread's end (OHe) added", sd.stream);
 	}
 	if (close(fd) < 0)
 		return -1;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct rec_session rec_sess = {
@@ -59,10 +61,40 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old);
 static const int rec_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
 					 SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
+static void rec_session_finish_wait(int handed_off);
+
+/* A signal some process sent (the interrupted code can go on), not a fault or abort(). */
+static int rec_sig_is_async(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+/*
+ * A fatal signal. Finishing takes locks and allocates memory, and the code the signal
+ * interrupted may hold one of them (a metadata or registry lock of ours, malloc's arena):
+ * finishing right here could wait for itself forever, and the program would never die. So
+ * the flusher, which the signal did not interrupt, finishes: after a signal someone sent the
+ * handler returns at once, the interrupted code goes on and lets go of its locks, and the
+ * flusher, once done, kills the process with the same signal (rec_flusher.c); after a fault
+ * or abort() the code cannot go on: the handler waits for the flusher as long as it makes
+ * progress, then dies (a finish stuck behind this thread's locks leaves the rings for
+ * `flightrec salvage`). A second fatal signal meanwhile (`timeout` and job managers send
+ * SIGTERM to the process and to its group: two) waits likewise, then dies. Without a flusher
+ * (not started, or the fault is in it) finish runs here, as it must.
+ */
 static void rec_fatal_handler(int sig)
 {
 	int saved = errno;
-	rec_session_finish();
+	int handoff = rec_flusher_take_fatal(sig);
+
+	if (handoff > 0 && rec_sig_is_async(sig)) {
+		errno = saved;
+		return;
+	}
+	if (handoff == 0)
+		rec_session_finish();
+	else /* the flusher has it (a fault, or a second signal): wait while it progresses */
+		rec_session_finish_wait(1);
 	signal(sig, SIG_DFL);
 	/* a fault re-executes and dies by its own signal; an async one is raised again */
 	raise(sig);
@@ -113,6 +145,9 @@ static void rec_atfork_child(void)
 	rec_sess.quit = 0;
 	rec_sess.wake = 0;
 	rec_sess.flusher_sleeping = 0;
+	rec_sess.fatal_sig = 0; /* a hand-off pending in the parent is the parent's */
+	rec_sess.finishing = rec_sess.finished = 0;
+	rec_sess.finisher_tid = 0;
 	rec_sess.closed_events = rec_sess.closed_bytes = 0;
 	memset(rec_sess.closed_lost, 0, sizeof(rec_sess.closed_lost));
 	rec_sess.lost_dead = 0;
@@ -279,14 +314,40 @@ void rec_session_totals(struct rec_totals *tot)
 	}
 }
 
+#define REC_FINISH_STALL_MS 3000
+
+/* Another thread is finishing (or, handed_off, the flusher is about to): wait until it is
+ * done, or until it has made no progress for REC_FINISH_STALL_MS (it may wait for a lock the
+ * caller holds, if the caller is a fatal signal's handler). Returns at once when this thread
+ * is the finisher. */
+static void rec_session_finish_wait(int handed_off)
+{
+	struct timespec step = { 0, 100 * 1000000L };
+	uint32_t seen = __atomic_load_n(&rec_sess.finish_progress, __ATOMIC_RELAXED);
+	int idle = 0;
+
+	if ((!handed_off && !__atomic_load_n(&rec_sess.finishing, __ATOMIC_ACQUIRE)) ||
+	    __atomic_load_n(&rec_sess.finisher_tid, __ATOMIC_ACQUIRE) == rec_gettid())
+		return;
+	while (!__atomic_load_n(&rec_sess.finished, __ATOMIC_ACQUIRE) &&
+	       idle < REC_FINISH_STALL_MS / 100) {
+		syscall(SYS_futex, &rec_sess.finished, FUTEX_WAIT_PRIVATE, 0, &step, NULL, 0);
+		uint32_t now = __atomic_load_n(&rec_sess.finish_progress, __ATOMIC_RELAXED);
+		idle = now == seen ? idle + 1 : 0;
+		seen = now;
+	}
+}
+
 void rec_session_finish(void)
 {
 	struct rec_thread *t;
 
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
+		rec_session_finish_wait(0);
 		return;
-	if (__atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL))
-		return;
+	}
+	__atomic_store_n(&rec_sess.finisher_tid, rec_gettid(), __ATOMIC_RELEASE);
 	/* from here on, slow paths drop (and count) instead of taking chunks */
 	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
 	rec_flusher_stop();
@@ -299,8 +360,12 @@ void rec_session_finish(void)
 		rec_thread_drain(t, 1);
 		/* threads still running (this one included) keep their mapping */
 		rec_thread_close(t, 0);
+		rec_finish_progress();
 	}
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
+	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
+	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }

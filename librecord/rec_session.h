@@ -7,7 +7,8 @@
  *   fork   the child gets a new session state and fresh rings; it never writes the parent's
  *   exec   rec_session_finish() before the image is replaced (front ends wrap exec*)
  *   exit   a destructor calls rec_session_finish(); _exit is wrapped by the front end
- *   fatal signals   a handler finishes, then re-raises with the default action
+ *   fatal signals   the flusher finishes (the handler returns, or waits for it after a fault),
+ *                   then the process dies by the same signal (see rec_session.c)
  * AT_SECURE (setuid) processes record nothing and write nothing.
  */
 #ifndef REC_SESSION_H
@@ -107,6 +108,11 @@ struct rec_session {
 	uint64_t closed_lost[REC_LOST_KINDS];
 	uint64_t lost_dead;                /* atomic add: no thread state to count in */
 	uint32_t finishing;                /* atomic: finish runs once */
+	uint32_t finished;                 /* atomic, futex word: finish is done */
+	uint32_t finish_progress;          /* bumped as finish goes: the watchdog of its waiters */
+	pid_t finisher_tid;                /* the thread running finish */
+	int fatal_sig;                     /* atomic: the flusher is to finish for this signal */
+	pid_t fatal_tid;                   /* the thread the signal was delivered to */
 	/* sink's session-wide state */
 	void *sink_priv;
 	char out_path[2048];               /* a sink writing one file for all threads names it
@@ -125,8 +131,17 @@ const char *rec_ring_format(void);
 int rec_session_start(const struct rec_frontend *fe);
 /* Make sure the session is started (from a hook that may run before constructors). */
 int rec_session_ensure(void);
-/* Write everything out and close the trace (exit, _exit, fatal signal, before exec). */
+/* Write everything out and close the trace (exit, _exit, fatal signal, before exec). A second
+ * caller, while another thread finishes, waits until it is done (or makes no progress for
+ * REC_FINISH_STALL_MS). */
 void rec_session_finish(void);
+/* finish is moving on (a chunk written, a thread closed): its waiters keep waiting. */
+static inline void rec_finish_progress(void)
+{
+	__atomic_store_n(&rec_sess.finish_progress,
+			 __atomic_load_n(&rec_sess.finish_progress, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
 
 /* Ask the flusher to look at the rings now. */
 void rec_flusher_wake(void);
@@ -134,6 +149,9 @@ void rec_flusher_wake(void);
 void rec_flusher_ensure(void);
 /* Stop and join the flusher (finish). */
 void rec_flusher_stop(void);
+/* From a fatal signal's handler: hand finishing over to the flusher. 1: it took it; 0: no
+ * flusher to take it (not running, stopping, or this is it); -1: it already has one. */
+int rec_flusher_take_fatal(int sig);
 
 /* Write out the FULL chunks of t in order; with `all`, also the current chunk's committed
  * bytes (finish, retire). Called by the flusher, finish and the drain policy. */

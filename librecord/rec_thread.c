@@ -432,6 +432,7 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	}
 	if (len > rec_sess.cfg.chunk_size - sizeof(*c))
 		len = rec_sess.cfg.chunk_size - sizeof(*c);
+	rec_finish_progress(); /* a finish that writes is alive (its waiters watch this) */
 	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
 	__atomic_store_n(&h->write_pos,
 			 t->sink_fd >= 0 ? (int64_t)lseek(t->sink_fd, 0, SEEK_END) : -1,

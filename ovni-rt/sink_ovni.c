@@ -27,6 +27,7 @@
  *                   process with "cpus" merges its CPUs into that file instead of its own.
  */
 #include "ovni-rt/internal.h"
+#include "ovni-rt/ovni_stream_end.h"
 #include "librecord/rec_util.h"
 
 #include <dirent.h>
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -348,6 +350,47 @@ int ovni_sink_create_stream(struct rec_thread *t)
 	return 0;
 }
 
+/*
+ * A thread finished without ovni_thread_free (it exited, or the process exited or died by a
+ * signal while it ran): its stream, all written, ends with the thread dead, as ovniemu wants
+ * every stream to end (ovni_stream_end.h; salvage ends a killed process's streams alike). The
+ * added events are counted as the thread's, like the flush markers. Reads the stream once,
+ * on this path only.
+ */
+static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot)
+{
+	struct ovni_paths ps;
+	enum ovni_se_state st = OVNI_SE_UNKNOWN;
+	uint64_t clock = 0, events;
+	uint8_t ending[2 * OVNI_SE_HDR];
+	struct stat sb;
+	size_t end = 0, n;
+	int fd;
+
+	if (ovni_paths(&ps, ovni_proc.procdir, ot->tid) < 0)
+		return;
+	fd = open(ps.obs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			end = ovni_se_walk(m, (size_t)sb.st_size, (size_t)sb.st_size, &st, &clock,
+					   &events);
+			munmap(m, (size_t)sb.st_size);
+		}
+	}
+	close(fd);
+	/* a stream cut short (a failed write) is left as it is: the end would not be read */
+	if (!end || end != (size_t)sb.st_size)
+		return;
+	n = ovni_se_ending(st, clock, ending);
+	if (n && pwrite(t->sink_fd, ending, n, (off_t)end) == (ssize_t)n) {
+		__atomic_fetch_add(&t->events, n / OVNI_SE_HDR, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&t->bytes, n, __ATOMIC_RELAXED);
+	}
+}
+
 void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
@@ -359,6 +402,8 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 		pthread_mutex_unlock(&ot->meta_lock);
 		return;
 	}
+	if (how && t->sink_fd >= 0)
+		ovni_end_stream(t, ot);
 	if (ovni_write_meta_locked(t, ovni_proc.procdir, 1, how) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
 	if (t->sink_fd >= 0) {
