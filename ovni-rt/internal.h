@@ -87,6 +87,7 @@ void ovni_done_put(struct ovni_done *d);
 
 struct ovni_thread {
 	uint64_t last_clock;	   /* clock of the last event written (hot) */
+	uint64_t meta_due;	   /* metadata written: not again before this (ovni_clock ns) */
 	int state;		   /* enum ovni_thread_state */
 	int tid;		   /* the tid given to ovni_thread_init */
 	pthread_mutex_t meta_lock; /* meta, cpus, rank, meta_dirty */

@@ -273,13 +273,18 @@ struct oj *oj_copy(const struct oj *v)
 		return NULL;
 	for (size_t i = 0; i < v->u.c.len; i++) {
 		struct oj *item = oj_copy(v->u.c.items[i]);
-		int bad = v->type == OJ_OBJECT
-				  ? oj_set_n(c, v->u.c.keys[i], strlen(v->u.c.keys[i]), item)
-				  : oj_append(c, item);
-		if (!item || bad) {
+		char *k = NULL;
+		/* the source's keys are unique already: appended, not looked up (a lookup per key
+		 * made copying an object of n keys cost n^2/2 key comparisons) */
+		if (!item || oj_grow(c) < 0 ||
+		    (v->type == OJ_OBJECT && !(k = strdup(v->u.c.keys[i])))) {
+			oj_free(item);
 			oj_free(c);
 			return NULL;
 		}
+		if (v->type == OJ_OBJECT)
+			c->u.c.keys[c->u.c.len] = k;
+		c->u.c.items[c->u.c.len++] = item;
 	}
 	return c;
 }
