@@ -5,7 +5,8 @@
  * finished, its ring and, beside it, .flightrec/ring.<pid>.<tid>.ovni (sink_ovni.c), which
  * names the thread's stream file and metadata file (in $OVNI_TMPDIR when set), where both go
  * once finished, and the layout. The stream holds what was written so far; the metadata is
- * the latest the runtime wrote (rewritten after every change), without ovni.finished.
+ * the latest the runtime wrote (rewritten after a change, at most every 100 ms), without
+ * ovni.finished.
  * Salvage, per ring:
  *   1. the stream is cut back to write_pos when the kill came in the middle of a write, the
  *      unwritten chunks' committed bytes are appended, and the stream is cut at its last

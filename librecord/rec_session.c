@@ -365,6 +365,8 @@ void rec_session_finish(void)
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
+	if (rec_sess.sink->finished)
+		rec_sess.sink->finished(&rec_sess);
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);

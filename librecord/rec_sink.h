@@ -13,6 +13,8 @@
  *                 every thread: a chunk's offset is known only under the lock)
  *   close_thread  flusher or finish, after the thread's last chunk
  *   finish        once per process image (exit, _exit, fatal signal, exec)
+ *   finished      optional, after finish has written the stats file: the last word (a sink
+ *                 whose rings live outside the trace moves the stats next to it)
  * A sink never calls instrumented code and never allocates in write_chunk.
  */
 #ifndef REC_SINK_H
@@ -41,6 +43,7 @@ struct rec_sink {
 			   size_t len, uint64_t lost_before);
 	void (*close_thread)(struct rec_session *s, struct rec_thread *t, uint64_t lost_after);
 	void (*finish)(struct rec_session *s);
+	void (*finished)(struct rec_session *s);
 	/* optional, for a sink that appends the chunks of every thread (and process) to ONE file
 	 * (rec_session.out_path): around one write_chunk, the right to append, exclusive among
 	 * every writer of that file. append_lock returns the file's end, where the chunk's LEN

@@ -47,6 +47,11 @@ static void rec_stats_name(char *buf, size_t size, const char *suffix)
 		     (unsigned long long)rec_sess.start_ns, suffix);
 }
 
+void rec_stats_final_name(char *buf, size_t size)
+{
+	rec_stats_name(buf, size, "");
+}
+
 static void rec_stats_append(const char *buf, size_t n)
 {
 	char name[96];

@@ -25,6 +25,8 @@
 void rec_stats_reap(struct rec_thread *t);
 /* finish: the remaining thread lines and the totals; the file gets its final name. */
 void rec_stats_finish(void);
+/* That final name (in the ring directory). */
+void rec_stats_final_name(char *buf, size_t size);
 
 #pragma GCC visibility pop
 

@@ -28,6 +28,7 @@
  */
 #include "ovni-rt/internal.h"
 #include "ovni-rt/ovni_stream_end.h"
+#include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 
 #include <dirent.h>
@@ -699,10 +700,40 @@ static void ovni_finish(struct rec_session *s)
 	ovni_sink_clean_tmp();
 }
 
+/*
+ * With OVNI_TMPDIR, librecord's directory (rings, stats) is the temporary one: the stats file
+ * goes next to the trace, where `flightrec stats` looks, and the temporary directory goes once
+ * empty, as libovni removes it at ovni_proc_fini.
+ */
+static void ovni_finished(struct rec_session *s)
+{
+	char name[96], src[PATH_MAX], dir[PATH_MAX], dst[PATH_MAX + 96], *slash;
+
+	(void)s;
+	if (ovni_proc.off || !ovni_proc.move_to_final)
+		return;
+	rec_stats_final_name(name, sizeof(name));
+	rec_snprintf(dir, sizeof(dir), "%s", ovni_proc.loomdir_final);
+	slash = strrchr(dir, '/');
+	if (slash && (size_t)(slash - dir) + sizeof("/.flightrec") <= sizeof(dir)) {
+		memcpy(slash, "/.flightrec", sizeof("/.flightrec"));
+		rec_snprintf(src, sizeof(src), "%s/.flightrec/%s", ovni_proc.tmpdir, name);
+		rec_snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+		if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+		    (ovni_move(src, dst) < 0 && errno != ENOENT))
+			ovni_warn("ovni-rt: cannot move %s to %s:", src, dir);
+	}
+	rec_snprintf(src, sizeof(src), "%s/.flightrec", ovni_proc.tmpdir);
+	ovni_sink_clean_tmp();
+	ovni_try_rmdir(src);
+	ovni_try_rmdir(ovni_proc.tmpdir);
+}
+
 const struct rec_sink ovni_sink = {
 	.name = "ovni",
 	.open_thread = ovni_open_thread,
 	.write_chunk = ovni_write_chunk,
 	.close_thread = ovni_close_thread,
 	.finish = ovni_finish,
+	.finished = ovni_finished,
 };
