@@ -339,11 +339,23 @@ static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
 		ovni_not_ready("ovni_ev_emit", t);
 		return;
 	}
-	if (ev->header.flags & OVNI_EV_JUMBO)
-		ovni_die("ovni_ev_emit",
-			 "event %c%c%c has the jumbo flag: emit it with "
-			 "ovni_ev_jumbo_emit()",
-			 ev->header.model, ev->header.category, ev->header.value);
+	if (ev->header.flags & OVNI_EV_JUMBO) {
+		/* libovni writes such an event as it is, ovni_ev_size() bytes from the struct:
+		 * so do we while its data fits in the struct (libovni would read past it) */
+		uint32_t js;
+		memcpy(&js, ev->payload.u8, sizeof(js));
+		if (js > sizeof(ev->payload) - sizeof(js))
+			ovni_die("ovni_ev_emit",
+				 "event %c%c%c has the jumbo flag and %u bytes of data, more than "
+				 "the %zu an event holds: emit it with ovni_ev_jumbo_emit()",
+				 ev->header.model, ev->header.category, ev->header.value, js,
+				 sizeof(ev->payload) - sizeof(js));
+		if (ovni_enter(t, 0) < 0)
+			return;
+		ovni_put(t, ev, OVNI_HDR_SIZE + sizeof(js) + js, ev->header.clock);
+		ovni_leave(t);
+		return;
+	}
 	ovni_emit_internal(t, ev);
 }
 

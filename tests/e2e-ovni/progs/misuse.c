@@ -76,7 +76,30 @@ static int api(void)
 	CHECK(ev.header.flags == 0x0f && ovni_payload_size(&ev) == 16);
 	CHECK(!memcmp(ev.payload.u8,
 		      "\x01\x02\x03\x04\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b", 16));
-	emit0("OHx"); /* no payload: the emulator is not run on this trace */
+	{
+		struct ovni_ev x = { 0 };
+		int32_t cpu = -1, ctid = -1;
+		uint64_t tag = 0;
+		ovni_ev_set_mcv(&x, "OHx");
+		ovni_ev_set_clock(&x, ovni_clock_now());
+		ovni_payload_add(&x, (uint8_t *)&cpu, sizeof(cpu));
+		ovni_payload_add(&x, (uint8_t *)&ctid, sizeof(ctid));
+		ovni_payload_add(&x, (uint8_t *)&tag, sizeof(tag));
+		ovni_ev_emit(&x);
+	}
+	/* an event the program gave the jumbo flag itself: written as it is, as libovni does
+	 * (12 + 4 + 4 bytes; the runner counts one jumbo event) */
+	{
+		struct ovni_ev jev = { 0 };
+		uint32_t size = 4;
+		ovni_ev_set_mcv(&jev, "OU[");
+		ovni_ev_set_clock(&jev, ovni_clock_now());
+		jev.header.flags = OVNI_EV_JUMBO;
+		memcpy(jev.payload.u8, &size, 4);
+		memcpy(jev.payload.u8 + 4, "abcd", 4);
+		CHECK(ovni_ev_size(&jev) == 20);
+		ovni_ev_emit(&jev);
+	}
 	emit0("OHe");
 	ovni_thread_free();
 	CHECK(!ovni_thread_isready());
@@ -121,8 +144,11 @@ int main(int argc, char **argv)
 		ovni_payload_add(&ev, buf, 4);
 		ovni_ev_jumbo_emit(&ev, buf, 8);
 	} else if (!strcmp(m, "emit_jumbo_flag")) {
+		/* the jumbo flag and more data than the struct holds: libovni reads past it */
+		uint32_t size = 100;
 		init();
-		ev.header.flags = OVNI_EV_JUMBO | 3;
+		ev.header.flags = OVNI_EV_JUMBO;
+		memcpy(ev.payload.u8, &size, 4);
 		ovni_ev_emit(&ev);
 	} else if (!strcmp(m, "version_major")) {
 		ovni_version_check_str("2.0.0");
