@@ -14,9 +14,12 @@
  *
  * An exec that fails returns to a program whose trace is finished: everything it does after
  * would be lost. So an exec that cannot succeed because there is no executable file to run
- * (the usual failure: ENOENT or EACCES, a PATH search that finds nothing) is let fail without
- * ending the image; only the rarer failures after that check (ENOEXEC, E2BIG, ENOMEM, a file
- * removed in between) still end it.
+ * (the usual failure: ENOENT or EACCES, a PATH search that finds nothing), or, for execve and
+ * execv, a file the kernel cannot load (ENOEXEC: neither an ELF image nor a "#!" script, and
+ * no binfmt_misc handler registered) is let fail without ending the image; only the rarer
+ * failures after those checks (E2BIG, ENOMEM, a file changed in between) still end it. The
+ * PATH-searching variants run a file the kernel refuses with /bin/sh instead: not checked.
+ * The checks use system calls only: a vfork child (posix_spawn) may be the caller.
  *
  * Preloaded or linked as a shared object, these come before libc in symbol lookup (each
  * runtime's export map lists them); in a runtime's static archive they interpose the
@@ -89,6 +92,51 @@ static int rec_wrap_runnable(const char *path)
 {
 	int saved = errno, ok = path && path[0] && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
 
+	errno = saved;
+	return ok;
+}
+
+/* Is any binfmt_misc handler registered (then any file may load: we cannot tell)? Entries
+ * other than "register" and "status", read with getdents64 (no malloc: a vfork child may ask). */
+static int rec_wrap_binfmt_misc(void)
+{
+	char buf[1024];
+	int fd = open("/proc/sys/fs/binfmt_misc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
+	long n;
+
+	if (fd < 0)
+		return 0;
+	while (!found && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			unsigned short reclen;
+			const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") && strcmp(name, "..") && strcmp(name, "register") &&
+			    strcmp(name, "status"))
+				found = 1;
+			off += reclen;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* Will the kernel load the file at `path`: an ELF image or a "#!" script, or a file a
+ * binfmt_misc handler may take? A file we cannot read (execute-only) is taken to load.
+ * (errno kept) */
+static int rec_wrap_loadable(const char *path)
+{
+	int saved = errno, ok = 1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char head[4];
+
+	if (fd >= 0) {
+		ssize_t n = pread(fd, head, sizeof(head), 0);
+		close(fd);
+		if (n >= 0 && !(n == 4 && memcmp(head, "\x7f" "ELF", 4) == 0) &&
+		    !(n >= 2 && head[0] == '#' && head[1] == '!'))
+			ok = rec_wrap_binfmt_misc();
+	}
 	errno = saved;
 	return ok;
 }
@@ -215,7 +263,7 @@ REC_WRAP_EXPORT int execve(const char *path, char *const argv[], char *const env
 {
 	if (!rec_wrap_real((void **)&rec_real_execve, "execve"))
 		return -1;
-	if (!rec_wrap_runnable(path))
+	if (!rec_wrap_runnable(path) || !rec_wrap_loadable(path))
 		return rec_real_execve(path, argv, envp); /* fails: this image goes on recording */
 	REC_WRAP_WITH_ENV(envp, env);
 	int cookie = rec_wrap_before_exec();
@@ -254,7 +302,7 @@ REC_WRAP_EXPORT int execv(const char *path, char *const argv[])
 {
 	if (!rec_wrap_real((void **)&rec_real_execv, "execv"))
 		return -1;
-	if (!rec_wrap_runnable(path))
+	if (!rec_wrap_runnable(path) || !rec_wrap_loadable(path))
 		return rec_real_execv(path, argv);
 	int cookie = rec_wrap_before_exec();
 	int ret = rec_real_execv(path, argv);
