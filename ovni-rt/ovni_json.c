@@ -234,7 +234,8 @@ int oj_dotset(struct oj *obj, const char *path, struct oj *val)
 		struct oj *next;
 		long i;
 
-		if (!obj || obj->type != OJ_OBJECT || klen == 0) {
+		/* an empty part ("a..b", ".a", "a.") is a key "", as libovni's parson makes it */
+		if (!obj || obj->type != OJ_OBJECT) {
 			oj_free(val);
 			return -1;
 		}

@@ -61,6 +61,9 @@ static int api(void)
 	CHECK(j && !strcmp(j, "{\"a\":[1,2.5,true,null,\"x\"],\"b\":{}}"));
 	free(j);
 	CHECK(!ovni_attr_has("e2e.j.c"));
+	/* an empty part of a path is a key "" (libovni's parson): e2e -> "" -> empty */
+	ovni_attr_set_str("e2e..empty", "x");
+	CHECK(ovni_attr_has("e2e..empty") && !strcmp(ovni_attr_get_str("e2e..empty"), "x"));
 	ovni_attr_flush();
 	ovni_thread_require("nosv", "2.0.0");
 	/* payload helpers */
