@@ -82,25 +82,34 @@ void ovni_warn(const char *fmt, ...)
 
 /* --- versions --------------------------------------------------------------------------- */
 
-/* "X.Y.Z" (a '-' suffix after Z allowed, as libovni reads it); 0 on success. */
+/*
+ * A version as libovni 1.14 reads it (and ovniemu the versions a thread requires): shorter
+ * than 64 characters; major and minor are the first two tokens between dots, patch the next
+ * token up to a dot or a '-' (empty tokens are skipped, what follows patch is ignored); each
+ * token is a whole strtol number (leading blanks and a sign allowed), not negative. So
+ * "1.2.3-rc1", " 1.2.3" and "1..2.3" are 1.2.3; "1.2", "1.x.3" and "-1.2.3" are refused.
+ * 0 on success.
+ */
 static int ovni_version_parse(const char *s, int v[3])
 {
+	static const char *const delim[3] = { ".", ".", ".-" };
+	char buf[64], *str = buf, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, strlen(s) + 1);
 	for (int i = 0; i < 3; i++) {
-		long x = 0;
-		int digits = 0;
-		while (*s >= '0' && *s <= '9' && digits < 9) {
-			x = x * 10 + (*s++ - '0');
-			digits++;
-		}
-		if (!digits || (*s >= '0' && *s <= '9'))
+		char *tok = strtok_r(str, delim[i], &save), *end = NULL;
+		long x;
+
+		str = NULL;
+		if (!tok)
 			return -1;
-		v[i] = (int)x;
-		if (i < 2) {
-			if (*s++ != '.')
-				return -1;
-		} else if (*s != '\0' && *s != '-' && *s != '.') {
+		errno = 0;
+		x = strtol(tok, &end, 10);
+		if (errno || end == tok || *end || x < 0)
 			return -1;
-		}
+		v[i] = (int)x; /* as libovni: a number past INT_MAX wraps */
 	}
 	return 0;
 }

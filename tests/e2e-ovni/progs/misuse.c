@@ -43,6 +43,12 @@ static int api(void)
 	ovni_version_check();
 	ovni_version_check_str("1.0.0");
 	ovni_version_check_str("1.14.99");
+	/* libovni's reading: strtol tokens, empty tokens skipped, anything after patch ignored */
+	ovni_version_check_str(" 1.2.3");
+	ovni_version_check_str("+1.2.3");
+	ovni_version_check_str("1..2.3");
+	ovni_version_check_str("1.2.-3");
+	ovni_version_check_str("1.2.3.4");
 	ovni_version_get(&v, &c);
 	CHECK(v && !strcmp(v, "1.14.0") && c);
 	CHECK(!ovni_thread_isready());
@@ -155,6 +161,9 @@ int main(int argc, char **argv)
 		ovni_ev_emit(&ev);
 	} else if (!strcmp(m, "version_major")) {
 		ovni_version_check_str("2.0.0");
+	} else if (!strcmp(m, "version_long")) {
+		/* 64 characters or more: refused, as libovni refuses them */
+		ovni_version_check_str("1.2.3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 	} else if (!strcmp(m, "version_minor")) {
 		ovni_version_check_str("1.15.0");
 	} else if (!strcmp(m, "mark_label_undefined")) {
