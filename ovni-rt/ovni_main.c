@@ -487,6 +487,11 @@ static void ovni_meta_set(const char *func, struct rec_thread *t, const char *ke
 
 	if (!v)
 		ovni_die(func, "out of memory or invalid value for '%s'", key);
+	/* replacing the whole "ovni" object drops the keys the emulator needs (libovni aborts
+	 * later, at ovni_thread_free, or leaves a trace the emulator refuses): refused here */
+	if (!strcmp(key, "ovni"))
+		ovni_die(func, "cannot replace 'ovni': it holds the runtime's metadata (set keys "
+			       "below it, like 'ovni.x')");
 	pthread_mutex_lock(&ot->meta_lock);
 	r = oj_dotset(ot->meta, key, v);
 	pthread_mutex_unlock(&ot->meta_lock);

@@ -161,6 +161,9 @@ int main(int argc, char **argv)
 		ovni_ev_emit(&ev);
 	} else if (!strcmp(m, "version_major")) {
 		ovni_version_check_str("2.0.0");
+	} else if (!strcmp(m, "attr_replace_ovni")) {
+		init();
+		ovni_attr_set_str("ovni", "x");
 	} else if (!strcmp(m, "version_long")) {
 		/* 64 characters or more: refused, as libovni refuses them */
 		ovni_version_check_str("1.2.3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
