@@ -15,19 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static void emit0(const char *mcv)
-{
-	struct ovni_ev ev = { 0 };
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_ev_emit(&ev);
-}
+#include "ovni_test.h"
 
 int main(int argc, char **argv)
 {
-	struct ovni_ev ev = { 0 };
-	int32_t cpu = -1, ctid = -1;
-	uint64_t tag = 0;
 	char *args[] = { "not-a-program", NULL };
 	int fd;
 
@@ -40,12 +31,7 @@ int main(int argc, char **argv)
 	ovni_proc_init(1, "execfail-loom", getpid());
 	ovni_thread_init(gettid());
 	ovni_add_cpu(0, 0);
-	ovni_ev_set_mcv(&ev, "OHx");
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_payload_add(&ev, (uint8_t *)&cpu, sizeof(cpu));
-	ovni_payload_add(&ev, (uint8_t *)&ctid, sizeof(ctid));
-	ovni_payload_add(&ev, (uint8_t *)&tag, sizeof(tag));
-	ovni_ev_emit(&ev);
+	test_emit_ohx();
 	execv(argv[1], args);
 	if (errno != ENOEXEC) {
 		fprintf(stderr, "execv: %s, expected ENOEXEC\n", strerror(errno));
@@ -56,10 +42,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < 100; i++)
-		emit0((i & 1) ? "OU]" : "OU[");
-	emit0("OHp");
-	emit0("OHr");
-	emit0("OHe");
+		test_emit0((i & 1) ? "OU]" : "OU[");
+	test_emit0("OHp");
+	test_emit0("OHr");
+	test_emit0("OHe");
 	ovni_flush();
 	ovni_thread_free();
 	ovni_proc_fini();

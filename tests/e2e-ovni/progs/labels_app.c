@@ -13,39 +13,25 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void emit0(const char *mcv)
-{
-	struct ovni_ev ev = { 0 };
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_ev_emit(&ev);
-}
+#include "ovni_test.h"
 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
-	struct ovni_ev ev = { 0 };
-	int32_t cpu = -1, ctid = -1;
-	uint64_t tag = 0;
 	char label[32];
 
 	ovni_version_check();
 	ovni_proc_init(1, "labels-loom", getpid());
 	ovni_thread_init(gettid());
 	ovni_add_cpu(0, 0);
-	ovni_ev_set_mcv(&ev, "OHx");
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_payload_add(&ev, (uint8_t *)&cpu, sizeof(cpu));
-	ovni_payload_add(&ev, (uint8_t *)&ctid, sizeof(ctid));
-	ovni_payload_add(&ev, (uint8_t *)&tag, sizeof(tag));
-	ovni_ev_emit(&ev);
+	test_emit_ohx();
 	ovni_mark_type(1, 0, "tasks");
 	for (int i = 1; i <= n; i++) {
 		snprintf(label, sizeof(label), "task %d", i);
 		ovni_mark_label(1, i, label);
 		ovni_mark_set(1, i);
 	}
-	emit0("OHe");
+	test_emit0("OHe");
 	ovni_flush();
 	ovni_thread_free();
 	ovni_proc_fini();

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ovni_test.h"
+
 static void init(void)
 {
 	ovni_proc_init(1, "e2e.misuse", getpid());
@@ -85,17 +87,7 @@ static int api(void)
 	CHECK(ev.header.flags == 0x0f && ovni_payload_size(&ev) == 16);
 	CHECK(!memcmp(ev.payload.u8,
 		      "\x01\x02\x03\x04\x05\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b", 16));
-	{
-		struct ovni_ev x = { 0 };
-		int32_t cpu = -1, ctid = -1;
-		uint64_t tag = 0;
-		ovni_ev_set_mcv(&x, "OHx");
-		ovni_ev_set_clock(&x, ovni_clock_now());
-		ovni_payload_add(&x, (uint8_t *)&cpu, sizeof(cpu));
-		ovni_payload_add(&x, (uint8_t *)&ctid, sizeof(ctid));
-		ovni_payload_add(&x, (uint8_t *)&tag, sizeof(tag));
-		ovni_ev_emit(&x);
-	}
+	test_emit_ohx();
 	/* an event the program gave the jumbo flag itself: written as it is, as libovni does
 	 * (12 + 4 + 4 bytes; the runner counts one jumbo event) */
 	{

@@ -21,27 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static void emit(const char *mcv)
-{
-	struct ovni_ev ev = { 0 };
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_ev_emit(&ev);
-}
+#include "ovni_test.h"
 
 static void thread_start(void)
 {
-	struct ovni_ev ev = { 0 };
-	int32_t cpu = -1, ctid = -1;
-	uint64_t tag = 0;
-
 	ovni_thread_init(gettid());
-	ovni_ev_set_mcv(&ev, "OHx");
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	ovni_payload_add(&ev, (uint8_t *)&cpu, sizeof(cpu));
-	ovni_payload_add(&ev, (uint8_t *)&ctid, sizeof(ctid));
-	ovni_payload_add(&ev, (uint8_t *)&tag, sizeof(tag));
-	ovni_ev_emit(&ev);
+	test_emit_ohx();
 }
 
 static void ready(void)
@@ -61,7 +46,7 @@ static void attr_loop(void)
 	ready();
 	for (long i = 0;; i++) {
 		ovni_attr_set_double("app.counter", (double)i);
-		emit((i & 1) ? "OU]" : "OU[");
+		test_emit0((i & 1) ? "OU]" : "OU[");
 	}
 }
 
@@ -72,7 +57,7 @@ static void *worker(void *arg)
 		attr_loop();
 	ready();
 	for (long i = 0;; i++)
-		emit((i & 1) ? "OU]" : "OU[");
+		test_emit0((i & 1) ? "OU]" : "OU[");
 	return NULL;
 }
 
