@@ -33,6 +33,11 @@
 struct ovni_proc ovni_proc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 __thread int ovni_tls_freed __attribute__((tls_model("initial-exec")));
 
+/* Recording is off (a set-up error, warned once): the thread's metadata is kept here, so that
+ * attributes, requirements and ovni_thread_isready() behave as if it recorded (the program
+ * must not notice; libovni would have died in ovni_proc_init). Only this thread sees it. */
+static __thread struct oj *ovni_off_meta;
+
 /* --- messages --------------------------------------------------------------------------- */
 
 static void ovni_vmsg(const char *prefix, const char *func, const char *fmt, va_list ap)
@@ -480,9 +485,12 @@ void ovni_proc_set_rank(int rank, int nranks)
 
 /* --- thread ----------------------------------------------------------------------------- */
 
+/* Set a key of the calling thread's metadata: t's, or, t NULL, the one kept while recording
+ * is off (dropped if there is none). */
 static void ovni_meta_set(const char *func, struct rec_thread *t, const char *key, struct oj *v)
 {
-	struct ovni_thread *ot = ovni_thread_of(t);
+	struct ovni_thread *ot = t ? ovni_thread_of(t) : NULL;
+	struct oj *meta = ot ? ot->meta : ovni_off_meta;
 	int r;
 
 	if (!v)
@@ -492,12 +500,19 @@ static void ovni_meta_set(const char *func, struct rec_thread *t, const char *ke
 	if (!strcmp(key, "ovni"))
 		ovni_die(func, "cannot replace 'ovni': it holds the runtime's metadata (set keys "
 			       "below it, like 'ovni.x')");
-	pthread_mutex_lock(&ot->meta_lock);
-	r = oj_dotset(ot->meta, key, v);
-	pthread_mutex_unlock(&ot->meta_lock);
+	if (!meta) {
+		oj_free(v);
+		return;
+	}
+	if (ot)
+		pthread_mutex_lock(&ot->meta_lock);
+	r = oj_dotset(meta, key, v);
+	if (ot)
+		pthread_mutex_unlock(&ot->meta_lock);
 	if (r != 0)
 		ovni_die(func, "cannot set '%s': a part of the path is not an object", key);
-	ovni_meta_changed(t);
+	if (t)
+		ovni_meta_changed(t);
 }
 
 static void ovni_require(const char *func, struct rec_thread *t, const char *model,
@@ -525,10 +540,11 @@ void ovni_thread_require(const char *model, const char *version)
 {
 	struct rec_thread *t = ovni_meta_thread("ovni_thread_require");
 
-	if (!t)
+	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta))
 		return;
 	ovni_require("ovni_thread_require", t, model, version);
-	ovni_thread_of(t)->required = 1;
+	if (t)
+		ovni_thread_of(t)->required = 1;
 }
 
 /* The keys libovni 1.14 writes at ovni_thread_init, in its order. */
@@ -550,6 +566,18 @@ static struct oj *ovni_meta_initial(int tid)
 	return m;
 }
 
+/* The thread records nothing (recording is off), but its metadata is kept (ovni_off_meta). */
+static void ovni_thread_init_off(int tid)
+{
+	rec_self = REC_THREAD_OFF;
+	if (!ovni_off_meta) {
+		ovni_off_meta = ovni_meta_initial(tid);
+		if (!ovni_off_meta)
+			ovni_die("ovni_thread_init", "out of memory");
+		ovni_require("ovni_thread_init", NULL, "ovni", OVNI_MODEL_VERSION);
+	}
+}
+
 void ovni_thread_init(pid_t tid)
 {
 	struct rec_thread *t = rec_self;
@@ -569,13 +597,13 @@ void ovni_thread_init(pid_t tid)
 	if (__atomic_load_n(&ovni_proc.state, __ATOMIC_ACQUIRE) != OVNI_PROC_READY)
 		ovni_die("ovni_thread_init", "process not ready (call ovni_proc_init() first)");
 	if (ovni_proc.off || t == REC_THREAD_OFF || t == REC_THREAD_DEAD) {
-		rec_self = REC_THREAD_OFF;
+		ovni_thread_init_off((int)tid);
 		return;
 	}
 	if (!t) {
 		t = rec_thread_get(); /* attach: this thread's ring */
 		if (!t) {
-			rec_self = REC_THREAD_OFF; /* librecord warned once */
+			ovni_thread_init_off((int)tid); /* librecord warned once */
 			return;
 		}
 	}
@@ -587,7 +615,7 @@ void ovni_thread_init(pid_t tid)
 	if (!ot->meta)
 		ovni_die("ovni_thread_init", "out of memory");
 	if (ovni_sink_create_stream(t) < 0) {
-		rec_self = REC_THREAD_OFF; /* warned; closed with the session */
+		ovni_thread_init_off((int)tid); /* warned; t is closed with the session */
 		return;
 	}
 	/* the stream header is the first record of the ring (not an event) */
@@ -633,6 +661,8 @@ void ovni_thread_free(void)
 	if (t == REC_THREAD_OFF) {
 		ovni_tls_freed = 1;
 		rec_self = REC_THREAD_DEAD;
+		oj_free(ovni_off_meta);
+		ovni_off_meta = NULL;
 		return;
 	}
 	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX ||
@@ -670,33 +700,51 @@ void ovni_thread_free(void)
 int ovni_thread_isready(void)
 {
 	struct rec_thread *t = rec_self;
+	if (t == REC_THREAD_OFF)
+		return ovni_off_meta != NULL; /* initialized, recording off */
 	return (uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
 	       ovni_thread_of(t)->state == OVNI_THREAD_READY;
 }
 
 /* --- attributes ------------------------------------------------------------------------- */
 
-static struct rec_thread *ovni_attr_thread(const char *func)
+/* The calling thread's metadata and its lock (NULL: recording is off, only this thread sees
+ * it); dies when there is none. */
+static struct oj *ovni_attr_meta(const char *func, pthread_mutex_t **lock)
 {
 	struct rec_thread *t = ovni_meta_thread(func);
-	if (!t)
-		ovni_die(func, "thread metadata is not available (recording is off)");
-	return t;
+
+	*lock = NULL;
+	if (t) {
+		*lock = &ovni_thread_of(t)->meta_lock;
+		return ovni_thread_of(t)->meta;
+	}
+	if (rec_self == REC_THREAD_OFF && ovni_off_meta)
+		return ovni_off_meta;
+	ovni_die(func, "thread metadata is not available (the thread was finished at exit)");
 }
 
-/* Look a key up; dies if absent. Returned value stays owned by the tree. */
-static struct oj *ovni_attr_lookup(const char *func, struct rec_thread *t, const char *key)
+/* Look a key up; dies if absent. Returned value stays owned by the tree. With lockp, the
+ * metadata's lock (stored there; NULL when there is none) is still held on return. */
+static struct oj *ovni_attr_lookup(const char *func, const char *key, pthread_mutex_t **lockp)
 {
-	struct ovni_thread *ot = ovni_thread_of(t);
-	struct oj *v;
+	pthread_mutex_t *lock;
+	struct oj *meta = ovni_attr_meta(func, &lock), *v;
 
 	if (!key)
 		ovni_die(func, "key is NULL");
-	pthread_mutex_lock(&ot->meta_lock);
-	v = oj_dotget(ot->meta, key);
-	pthread_mutex_unlock(&ot->meta_lock);
-	if (!v)
+	if (lock)
+		pthread_mutex_lock(lock);
+	v = oj_dotget(meta, key);
+	if (lock && !lockp)
+		pthread_mutex_unlock(lock);
+	if (!v) {
+		if (lock && lockp)
+			pthread_mutex_unlock(lock);
 		ovni_die(func, "key not found: %s", key);
+	}
+	if (lockp)
+		*lockp = lock;
 	return v;
 }
 
@@ -706,10 +754,12 @@ int ovni_attr_has(const char *key)
 	struct ovni_thread *ot;
 	int has;
 
-	if (!t)
+	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta))
 		return 0;
 	if (!key)
 		ovni_die("ovni_attr_has", "key is NULL");
+	if (!t)
+		return oj_dotget(ovni_off_meta, key) != NULL;
 	ot = ovni_thread_of(t);
 	pthread_mutex_lock(&ot->meta_lock);
 	has = oj_dotget(ot->meta, key) != NULL;
@@ -721,7 +771,7 @@ static void ovni_attr_set(const char *func, const char *key, struct oj *v)
 {
 	struct rec_thread *t = ovni_meta_thread(func);
 
-	if (!t) {
+	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta)) {
 		oj_free(v);
 		return;
 	}
@@ -770,8 +820,7 @@ void ovni_attr_set_json(const char *key, const char *json)
 
 double ovni_attr_get_double(const char *key)
 {
-	struct oj *v = ovni_attr_lookup("ovni_attr_get_double",
-					ovni_attr_thread("ovni_attr_get_double"), key);
+	struct oj *v = ovni_attr_lookup("ovni_attr_get_double", key, NULL);
 	if (v->type != OJ_NUMBER)
 		ovni_die("ovni_attr_get_double", "value with key '%s' is not a number", key);
 	return v->u.number;
@@ -779,8 +828,7 @@ double ovni_attr_get_double(const char *key)
 
 int ovni_attr_get_boolean(const char *key)
 {
-	struct oj *v = ovni_attr_lookup("ovni_attr_get_boolean",
-					ovni_attr_thread("ovni_attr_get_boolean"), key);
+	struct oj *v = ovni_attr_lookup("ovni_attr_get_boolean", key, NULL);
 	if (v->type != OJ_BOOL)
 		ovni_die("ovni_attr_get_boolean", "value with key '%s' is not a boolean", key);
 	return v->u.boolean;
@@ -788,8 +836,7 @@ int ovni_attr_get_boolean(const char *key)
 
 const char *ovni_attr_get_str(const char *key)
 {
-	struct oj *v =
-		ovni_attr_lookup("ovni_attr_get_str", ovni_attr_thread("ovni_attr_get_str"), key);
+	struct oj *v = ovni_attr_lookup("ovni_attr_get_str", key, NULL);
 	if (v->type != OJ_STRING)
 		ovni_die("ovni_attr_get_str", "value with key '%s' is not a string", key);
 	return v->u.string;
@@ -797,14 +844,12 @@ const char *ovni_attr_get_str(const char *key)
 
 char *ovni_attr_get_json(const char *key)
 {
-	struct rec_thread *t = ovni_attr_thread("ovni_attr_get_json");
-	struct ovni_thread *ot = ovni_thread_of(t);
-	struct oj *v = ovni_attr_lookup("ovni_attr_get_json", t, key);
-	char *s;
+	pthread_mutex_t *lock;
+	struct oj *v = ovni_attr_lookup("ovni_attr_get_json", key, &lock);
+	char *s = oj_serialize(v, 0, NULL);
 
-	pthread_mutex_lock(&ot->meta_lock);
-	s = oj_serialize(v, 0, NULL);
-	pthread_mutex_unlock(&ot->meta_lock);
+	if (lock)
+		pthread_mutex_unlock(lock);
 	if (!s)
 		ovni_die("ovni_attr_get_json", "out of memory");
 	return s;
