@@ -156,7 +156,7 @@ static void rec_flusher_fatal(int sig)
 	pid_t tid = __atomic_load_n(&rec_sess.fatal_tid, __ATOMIC_RELAXED);
 
 	rec_session_finish();
-	if (sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT)
+	if (!rec_sig_is_async(sig))
 		return;
 	signal(sig, SIG_DFL);
 	/* to the thread it was for (it did not block it); any thread of ours, if that one left */

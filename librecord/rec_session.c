@@ -63,12 +63,6 @@ static const int rec_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABR
 
 static void rec_session_finish_wait(int handed_off);
 
-/* A signal some process sent (the interrupted code can go on), not a fault or abort(). */
-static int rec_sig_is_async(int sig)
-{
-	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
-}
-
 /*
  * A fatal signal. Finishing takes locks and allocates memory, and the code the signal
  * interrupted may hold one of them (a metadata or registry lock of ours, malloc's arena):

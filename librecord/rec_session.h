@@ -16,6 +16,7 @@
 
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -149,6 +150,11 @@ void rec_flusher_wake(void);
 void rec_flusher_ensure(void);
 /* Stop and join the flusher (finish). */
 void rec_flusher_stop(void);
+/* A signal some process sent (the interrupted code can go on), not a fault or abort(). */
+static inline int rec_sig_is_async(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
 /* From a fatal signal's handler: hand finishing over to the flusher. 1: it took it; 0: no
  * flusher to take it (not running, stopping, or this is it); -1: it already has one. */
 int rec_flusher_take_fatal(int sig);

@@ -328,7 +328,7 @@ void ovni_emit_internal(struct rec_thread *t, const struct ovni_ev *ev)
 {
 	if (ovni_enter(t, 0) < 0)
 		return;
-	ovni_put(t, ev, OVNI_HDR_SIZE + ovni_normal_psize(ev->header.flags), ev->header.clock);
+	ovni_put(t, ev, (size_t)ovni_ev_size(ev), ev->header.clock);
 	ovni_leave(t);
 }
 
@@ -339,23 +339,17 @@ static void __attribute__((noinline, cold)) ovni_emit_slow(struct rec_thread *t,
 		ovni_not_ready("ovni_ev_emit", t);
 		return;
 	}
-	if (ev->header.flags & OVNI_EV_JUMBO) {
-		/* libovni writes such an event as it is, ovni_ev_size() bytes from the struct:
-		 * so do we while its data fits in the struct (libovni would read past it) */
-		uint32_t js;
-		memcpy(&js, ev->payload.u8, sizeof(js));
-		if (js > sizeof(ev->payload) - sizeof(js))
-			ovni_die("ovni_ev_emit",
-				 "event %c%c%c has the jumbo flag and %u bytes of data, more than "
-				 "the %zu an event holds: emit it with ovni_ev_jumbo_emit()",
-				 ev->header.model, ev->header.category, ev->header.value, js,
-				 sizeof(ev->payload) - sizeof(js));
-		if (ovni_enter(t, 0) < 0)
-			return;
-		ovni_put(t, ev, OVNI_HDR_SIZE + sizeof(js) + js, ev->header.clock);
-		ovni_leave(t);
-		return;
-	}
+	/* the jumbo flag set by the program: libovni writes such an event as it is,
+	 * ovni_ev_size() bytes from the struct; so do we while its data fits in the struct
+	 * (libovni would read past it) */
+	if ((ev->header.flags & OVNI_EV_JUMBO) &&
+	    ev->payload.jumbo.size > sizeof(ev->payload) - sizeof(ev->payload.jumbo.size))
+		ovni_die("ovni_ev_emit",
+			 "event %c%c%c has the jumbo flag and %u bytes of data, more than the %zu "
+			 "an event holds: emit it with ovni_ev_jumbo_emit()",
+			 ev->header.model, ev->header.category, ev->header.value,
+			 (unsigned)ev->payload.jumbo.size,
+			 sizeof(ev->payload) - sizeof(ev->payload.jumbo.size));
 	ovni_emit_internal(t, ev);
 }
 

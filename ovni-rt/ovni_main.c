@@ -38,6 +38,12 @@ __thread int ovni_tls_freed __attribute__((tls_model("initial-exec")));
  * must not notice; libovni would have died in ovni_proc_init). Only this thread sees it. */
 static __thread struct oj *ovni_off_meta;
 
+/* That metadata, when this thread was initialized while recording is off; NULL otherwise. */
+static struct oj *ovni_meta_off(void)
+{
+	return rec_self == REC_THREAD_OFF ? ovni_off_meta : NULL;
+}
+
 /* --- messages --------------------------------------------------------------------------- */
 
 static void ovni_vmsg(const char *prefix, const char *func, const char *fmt, va_list ap)
@@ -540,7 +546,7 @@ void ovni_thread_require(const char *model, const char *version)
 {
 	struct rec_thread *t = ovni_meta_thread("ovni_thread_require");
 
-	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta))
+	if (!t && !ovni_meta_off())
 		return;
 	ovni_require("ovni_thread_require", t, model, version);
 	if (t)
@@ -701,7 +707,7 @@ int ovni_thread_isready(void)
 {
 	struct rec_thread *t = rec_self;
 	if (t == REC_THREAD_OFF)
-		return ovni_off_meta != NULL; /* initialized, recording off */
+		return ovni_meta_off() != NULL; /* initialized, recording off */
 	return (uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
 	       ovni_thread_of(t)->state == OVNI_THREAD_READY;
 }
@@ -709,19 +715,26 @@ int ovni_thread_isready(void)
 /* --- attributes ------------------------------------------------------------------------- */
 
 /* The calling thread's metadata and its lock (NULL: recording is off, only this thread sees
- * it); dies when there is none. */
-static struct oj *ovni_attr_meta(const char *func, pthread_mutex_t **lock)
+ * it); NULL when there is none (the thread was finished at exit). */
+static struct oj *ovni_meta_of(const char *func, pthread_mutex_t **lock)
 {
 	struct rec_thread *t = ovni_meta_thread(func);
 
 	*lock = NULL;
-	if (t) {
-		*lock = &ovni_thread_of(t)->meta_lock;
-		return ovni_thread_of(t)->meta;
-	}
-	if (rec_self == REC_THREAD_OFF && ovni_off_meta)
-		return ovni_off_meta;
-	ovni_die(func, "thread metadata is not available (the thread was finished at exit)");
+	if (!t)
+		return ovni_meta_off();
+	*lock = &ovni_thread_of(t)->meta_lock;
+	return ovni_thread_of(t)->meta;
+}
+
+/* The same, for a call that cannot do without it: dies when there is none. */
+static struct oj *ovni_attr_meta(const char *func, pthread_mutex_t **lock)
+{
+	struct oj *meta = ovni_meta_of(func, lock);
+
+	if (!meta)
+		ovni_die(func, "thread metadata is not available (the thread was finished at exit)");
+	return meta;
 }
 
 /* Look a key up; dies if absent. Returned value stays owned by the tree. With lockp, the
@@ -750,20 +763,19 @@ static struct oj *ovni_attr_lookup(const char *func, const char *key, pthread_mu
 
 int ovni_attr_has(const char *key)
 {
-	struct rec_thread *t = ovni_meta_thread("ovni_attr_has");
-	struct ovni_thread *ot;
+	pthread_mutex_t *lock;
+	struct oj *meta = ovni_meta_of("ovni_attr_has", &lock);
 	int has;
 
-	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta))
+	if (!meta)
 		return 0;
 	if (!key)
 		ovni_die("ovni_attr_has", "key is NULL");
-	if (!t)
-		return oj_dotget(ovni_off_meta, key) != NULL;
-	ot = ovni_thread_of(t);
-	pthread_mutex_lock(&ot->meta_lock);
-	has = oj_dotget(ot->meta, key) != NULL;
-	pthread_mutex_unlock(&ot->meta_lock);
+	if (lock)
+		pthread_mutex_lock(lock);
+	has = oj_dotget(meta, key) != NULL;
+	if (lock)
+		pthread_mutex_unlock(lock);
 	return has;
 }
 
@@ -771,7 +783,7 @@ static void ovni_attr_set(const char *func, const char *key, struct oj *v)
 {
 	struct rec_thread *t = ovni_meta_thread(func);
 
-	if (!t && !(rec_self == REC_THREAD_OFF && ovni_off_meta)) {
+	if (!t && !ovni_meta_off()) {
 		oj_free(v);
 		return;
 	}

@@ -697,7 +697,7 @@ static void ovni_finish(struct rec_session *s)
 		return;
 	if (ovni_proc.layout == OVNI_LAYOUT_V2)
 		ovni_sink_write_proc_meta();
-	ovni_sink_clean_tmp();
+	/* the temporary directory goes in ovni_finished, once the stats are out of it */
 }
 
 /*
@@ -724,9 +724,8 @@ static void ovni_finished(struct rec_session *s)
 			ovni_warn("ovni-rt: cannot move %s to %s:", src, dir);
 	}
 	rec_snprintf(src, sizeof(src), "%s/.flightrec", ovni_proc.tmpdir);
-	ovni_sink_clean_tmp();
 	ovni_try_rmdir(src);
-	ovni_try_rmdir(ovni_proc.tmpdir);
+	ovni_sink_clean_tmp(); /* the temporary directory last */
 }
 
 const struct rec_sink ovni_sink = {
