@@ -33,10 +33,6 @@
 
 #define REC_FLUSH_PERIOD_MS 100
 
-static long rec_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
-}
 
 void rec_flusher_wake(void)
 {

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 struct rec_session rec_sess = {
@@ -325,7 +324,7 @@ static void rec_session_finish_wait(int handed_off)
 		return;
 	while (!__atomic_load_n(&rec_sess.finished, __ATOMIC_ACQUIRE) &&
 	       idle < REC_FINISH_STALL_MS / 100) {
-		syscall(SYS_futex, &rec_sess.finished, FUTEX_WAIT_PRIVATE, 0, &step, NULL, 0);
+		rec_futex(&rec_sess.finished, FUTEX_WAIT_PRIVATE, 0, &step);
 		uint32_t now = __atomic_load_n(&rec_sess.finish_progress, __ATOMIC_RELAXED);
 		idle = now == seen ? idle + 1 : 0;
 		seen = now;
@@ -363,5 +362,5 @@ void rec_session_finish(void)
 		rec_sess.sink->finished(&rec_sess);
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }

@@ -140,6 +140,11 @@ pid_t rec_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+long rec_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
 struct rec_dirent64 {
 	uint64_t ino;
 	int64_t off;

@@ -41,6 +41,9 @@ size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)
 
 /* gettid() without glibc 2.30's wrapper dependency. */
 pid_t rec_gettid(void);
+struct timespec;
+/* futex(2) on a private word: FUTEX_WAIT_PRIVATE / FUTEX_WAKE_PRIVATE (async-signal-safe). */
+long rec_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts);
 
 /* A listing of the directory open as DIRFD, from its first entry, with an offset of its own
  * (DIRFD's, which another listing may be using, is left alone); NULL with errno set. */
