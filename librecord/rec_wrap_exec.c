@@ -96,27 +96,23 @@ static int rec_wrap_runnable(const char *path)
 	return ok;
 }
 
-/* Is any binfmt_misc handler registered (then any file may load: we cannot tell)? Entries
- * other than "register" and "status", read with getdents64 (no malloc: a vfork child may ask). */
+/* A binfmt_misc entry that is a handler (not ".", "..", "register" or "status"). */
+static int rec_wrap_is_handler(void *arg, const char *name)
+{
+	(void)arg;
+	return strcmp(name, ".") && strcmp(name, "..") && strcmp(name, "register") &&
+	       strcmp(name, "status");
+}
+
+/* Is any binfmt_misc handler registered (then any file may load: we cannot tell)? Listed by
+ * rec_dir_each (no malloc: a vfork child may ask). */
 static int rec_wrap_binfmt_misc(void)
 {
-	char buf[1024];
-	int fd = open("/proc/sys/fs/binfmt_misc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
-	long n;
+	int fd = open("/proc/sys/fs/binfmt_misc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found;
 
 	if (fd < 0)
 		return 0;
-	while (!found && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			unsigned short reclen;
-			const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
-			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			if (strcmp(name, ".") && strcmp(name, "..") && strcmp(name, "register") &&
-			    strcmp(name, "status"))
-				found = 1;
-			off += reclen;
-		}
-	}
+	found = rec_dir_each(fd, "", 0, rec_wrap_is_handler, NULL) > 0;
 	close(fd);
 	return found;
 }
