@@ -41,28 +41,46 @@ HOST_CFLAGS := $(COMMON) -fno-omit-frame-pointer $(SAN_FLAGS)
 HOST_LDFLAGS := $(SAN_FLAGS)
 
 B := build
-# salvage is offline code (flightrec salvage/record): host builds only, never in a runtime
+# librecord: the format-neutral core. Salvage is offline code (flightrec salvage/record): host
+# builds only, never in a runtime. The exec/_exit wrappers: in every runtime (linked
+# explicitly: nothing refers to them), never in the CLI.
 SALVAGE_SRCS := $(wildcard librecord/rec_salvage*.c)
-# the exec/_exit wrappers: in every runtime (linked explicitly: nothing refers to them), never
-# in the CLI
 REC_WRAP_SRC := librecord/rec_wrap_exec.c
 REC_SRCS := $(filter-out $(SALVAGE_SRCS) $(REC_WRAP_SRC),$(wildcard librecord/*.c))
 REC_ASM := $(wildcard librecord/*.S)
-MC_SRCS := $(wildcard libmcount/*.c)
-MC_ASM := $(wildcard libmcount/*.S)
-READER_SRCS := $(wildcard readers/*.c)
-CLI_SRCS := $(wildcard cli/*.c)
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-
 REC_RT_OBJS := $(REC_SRCS:%.c=$(B)/rt/%.o) $(REC_ASM:%.S=$(B)/rt/%.o)
 REC_HOST_OBJS := $(REC_SRCS:%.c=$(B)/host/%.o) $(REC_ASM:%.S=$(B)/host/%.o) \
 	$(SALVAGE_SRCS:%.c=$(B)/host/%.o)
 REC_WRAP_OBJ := $(REC_WRAP_SRC:%.c=$(B)/rt/%.o)
 CFLAGS_rec_wrap_exec := -fno-builtin
+
+# formats/<name>/: one archive per format and flavour. The writer (every file but read_*,
+# salvage_* and cli_*) goes into the runtimes (build/rt/formats/libfmt-<name>.a); the whole
+# format, reader, salvager and command entry included, into the host archive
+# (build/host/formats/libfmt-<name>.a). formats/common is the readers' toolkit (host only),
+# formats/xcode the function events any hook writes into any format (both).
+FORMATS := uftrace xray ovni cacheray tfile chrome xcode common
+fmt_srcs = $(wildcard formats/$(1)/*.c)
+fmt_rt_srcs = $(filter-out formats/$(1)/read_% formats/$(1)/salvage_% formats/$(1)/cli_%,$(call fmt_srcs,$(1)))
+fmt_rt = $(B)/rt/formats/libfmt-$(1).a
+fmt_host = $(B)/host/formats/libfmt-$(1).a
+FMT_HOST_LIBS := $(foreach f,$(FORMATS),$(call fmt_host,$(f)))
+# the formats' table (formats/salvagers.c) and every host archive, in a group: formats use one
+# another (a sink of one format decodes with xcode, readers share common)
+FMT_HOST := $(B)/host/formats/salvagers.o -Wl,--start-group $(FMT_HOST_LIBS) -Wl,--end-group
+FMT_HOST_DEPS := $(B)/host/formats/salvagers.o $(FMT_HOST_LIBS)
+
+# the formats each runtime writes (any function hook into any function format)
+FN_FORMATS := uftrace xray tfile chrome xcode
+fmt_rt_objs = $(foreach f,$(1),$(patsubst %.c,$(B)/rt/%.o,$(call fmt_rt_srcs,$(f))))
+fmt_rt_libs = $(foreach f,$(1),$(call fmt_rt,$(f)))
+
+MC_SRCS := $(wildcard libmcount/*.c)
+MC_ASM := $(wildcard libmcount/*.S)
+CLI_SRCS := $(wildcard cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
-# any hook into any format: libmcount also writes XRay logs (FLIGHTREC_FORMAT=xray)
-MC_OBJS += $(B)/rt/xray-rt/sink_xray.o
-READER_OBJS := $(READER_SRCS:%.c=$(B)/host/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
@@ -78,7 +96,6 @@ CACHERAY_OBJS := $(CACHERAY_SRCS:%.c=$(B)/rt/%.o) $(CACHERAY_ASM:%.S=$(B)/rt/%.o
 
 LIBRECORD_RT := $(B)/rt/librecord.a
 LIBRECORD_HOST := $(B)/host/librecord.a
-LIBREADERS := $(B)/host/libreaders.a
 LIBMCOUNT := $(B)/lib/flightrec/libmcount.so
 FLIGHTREC := $(B)/bin/flightrec
 LIBXRAY := $(if $(XRAY_SRCS),$(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a)
@@ -118,38 +135,48 @@ $(LIBRECORD_HOST): $(REC_HOST_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBREADERS): $(READER_OBJS)
-	$(call msg,AR,$@)
-	@mkdir -p $(dir $@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+# one archive per format and flavour (see FORMATS above)
+define fmt_archives
+$(call fmt_rt,$(1)): $(patsubst %.c,$(B)/rt/%.o,$(call fmt_rt_srcs,$(1)))
+	$$(call msg,AR,$$@)
+	@mkdir -p $$(dir $$@)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+
+$(call fmt_host,$(1)): $(patsubst %.c,$(B)/host/%.o,$(call fmt_srcs,$(1)))
+	$$(call msg,AR,$$@)
+	@mkdir -p $$(dir $$@)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach f,$(FORMATS),$(eval $(call fmt_archives,$(f))))
 
 # libmcount: hook files are compiled so that they never use SSE/x87 registers; the wrappers
 # define libc names (longjmp, execve, ...) with their own prototypes
 CFLAGS_mcount_hooks := -mgeneral-regs-only
 CFLAGS_mcount_wrap := -fno-builtin
-$(LIBMCOUNT): $(MC_OBJS) $(LIBRECORD_RT)
+$(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -shared -o $@ $(MC_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete -Wl,-z,defs \
+	$(Q)$(CC) -shared -o $@ $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete -Wl,-z,defs \
 		-Wl,--version-script=libmcount/exports.map
 
 # xray-rt: LD_PRELOAD library, and an archive to link instead of compiler-rt's runtime
-$(B)/lib/flightrec/libxray-rt.so: $(XRAY_OBJS) $(LIBRECORD_RT)
+$(B)/lib/flightrec/libxray-rt.so: $(XRAY_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -shared -o $@ $(XRAY_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \
+	$(Q)$(CC) -shared -o $@ $(XRAY_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) \
+		$(RUNTIME_LIBS) -Wl,-z,nodelete \
 		-Wl,-z,defs -Wl,--version-script=xray-rt/exports.map
 
-$(B)/lib/flightrec/libxray-rt.a: $(XRAY_OBJS) $(REC_RT_OBJS)
+$(B)/lib/flightrec/libxray-rt.a: $(XRAY_OBJS) $(call fmt_rt_objs,$(FN_FORMATS)) $(REC_RT_OBJS)
 	$(call msg,AR,$@)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ovni-rt: a drop-in for libovni.so.1 with the original's public header
-$(B)/lib/libovni.so.1: $(OVNI_OBJS) $(LIBRECORD_RT)
+$(B)/lib/libovni.so.1: $(OVNI_OBJS) $(call fmt_rt,ovni) $(LIBRECORD_RT)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -shared -o $@ -Wl,-soname,libovni.so.1 $(OVNI_OBJS) $(LIBRECORD_RT) \
+	$(Q)$(CC) -shared -o $@ -Wl,-soname,libovni.so.1 $(OVNI_OBJS) $(call fmt_rt,ovni) $(LIBRECORD_RT) \
 		$(RUNTIME_LIBS) -Wl,-z,defs -Wl,--version-script=ovni-rt/exports.map
 
 $(B)/lib/libovni.so: $(B)/lib/libovni.so.1
@@ -162,13 +189,13 @@ $(B)/include/ovni.h: ovni-rt/ovni.h
 # cacheray-rt: linked instead of TSan's runtime (.so or .a) or preloaded; it defines libc
 # names (memcpy, malloc, ...) with their own prototypes
 CFLAGS_cr_intercept := -fno-builtin -fno-tree-loop-distribute-patterns
-$(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(LIBRECORD_RT)
+$(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(call fmt_rt,cacheray) $(LIBRECORD_RT)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -shared -o $@ $(CACHERAY_OBJS) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \
+	$(Q)$(CC) -shared -o $@ $(CACHERAY_OBJS) $(call fmt_rt,cacheray) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \
 		-Wl,-z,defs -Wl,--version-script=cacheray-rt/exports.map
 
-$(B)/lib/flightrec/libcacheray-rt.a: $(CACHERAY_OBJS) $(REC_RT_OBJS)
+$(B)/lib/flightrec/libcacheray-rt.a: $(CACHERAY_OBJS) $(call fmt_rt_objs,cacheray) $(REC_RT_OBJS)
 	$(call msg,AR,$@)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -177,15 +204,21 @@ $(B)/include/cacheray_rtta.h: cacheray-rt/cacheray_rtta.h
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
 
-$(FLIGHTREC): $(CLI_OBJS) $(LIBREADERS) $(LIBRECORD_HOST)
+$(FLIGHTREC): $(CLI_OBJS) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(LIBREADERS) $(LIBRECORD_HOST) -lelf
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(FMT_HOST) $(LIBRECORD_HOST) -lelf
 
-$(B)/tests/unit/%: $(B)/host/tests/unit/%.o $(LIBREADERS) $(LIBRECORD_HOST)
+# a unit test links the formats and librecord (host flavour) and, where it tests a front end's
+# plain-C piece, that piece compiled for the host (UNIT_EXTRA_<test>)
+UNIT_EXTRA_test_xray_map := $(B)/host/xray-rt/xray_map.o
+UNIT_EXTRA_test_cacheray := $(B)/host/cacheray-rt/cr_options.o
+.SECONDEXPANSION:
+$(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $< $(LIBREADERS) $(LIBRECORD_HOST) -lcmocka -lelf -lpthread -ldl
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $< $(UNIT_EXTRA_$*) $(FMT_HOST) $(LIBRECORD_HOST) \
+		-lcmocka -lelf -lpthread -ldl
 
 unit: $(UNIT_BINS)
 

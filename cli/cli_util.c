@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "readers/rd_common.h"
+#include "formats/common/rd_common.h"
 
 static void vmsg(const char *fmt, va_list ap, int saved_errno)
 {

@@ -16,7 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/salvage.h"
-#include "librecord/rec_salvage.h"
+#include "formats/salvagers.h"
 
 static const char usage[] =
 	"usage: flightrec salvage [-n] [-q] [--keep] [--cmdline=TEXT] DIR\n"
@@ -36,7 +36,7 @@ int cli_salvage(const char *dir, const char *cmdline, FILE *out, bool quiet, boo
 	struct rec_salvage_opts o = { .dry_run = dry_run, .keep_rings = keep, .cmdline = cmdline,
 				      .log = quiet ? NULL : stderr };
 	struct rec_salvage_report rep;
-	int ret = rec_salvage_dir(dir, &o, &rep);
+	int ret = fmt_salvage_dir(dir, &o, &rep);
 
 	fprintf(out, "%s: %s %u rings of %u processes: %llu chunks, %llu bytes, %llu events, %llu lost",
 	       dir, dry_run ? "would salvage" : "salvaged", dry_run ? rep.rings - rep.busy - rep.bad - rep.unborn :

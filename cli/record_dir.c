@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "readers/rd_common.h"
-#include "readers/rtstats.h"
-#include "readers/uftrace_reader.h"
+#include "formats/common/rd_common.h"
+#include "formats/common/rtstats.h"
+#include "formats/uftrace/read_uftrace.h"
 
 static bool has_suffix(const char *s, const char *suffix)
 {

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "readers/rtstats.h"
+#include "formats/common/rtstats.h"
 
 static void print_procs(const struct rts_set *set)
 {

@@ -5,7 +5,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/cacheray_trace.h"
+#include "formats/cacheray/read_cacheray.h"
 
 static int touch(void *ctx, const struct crt_rec *r)
 {

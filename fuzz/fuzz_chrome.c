@@ -5,7 +5,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/chrome_trace.h"
+#include "formats/chrome/read_chrome.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/rd_common.h"
+#include "formats/common/rd_common.h"
 
 #include <dirent.h>
 #include <errno.h>

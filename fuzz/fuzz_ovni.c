@@ -5,7 +5,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/ovni_trace.h"
+#include "formats/ovni/read_ovni.h"
 
 #include <string.h>
 

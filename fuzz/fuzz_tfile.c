@@ -4,7 +4,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/tfile.h"
+#include "formats/tfile/read_tfile.h"
 
 static volatile unsigned fuzz_sink;
 

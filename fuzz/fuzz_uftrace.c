@@ -6,8 +6,8 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/rtstats.h"
-#include "readers/uftrace_reader.h"
+#include "formats/common/rtstats.h"
+#include "formats/uftrace/read_uftrace.h"
 
 #include <stdlib.h>
 #include <string.h>

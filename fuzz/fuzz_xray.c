@@ -5,7 +5,7 @@
  */
 #include "fuzz/fuzz.h"
 #include "cli/format.h"
-#include "readers/xray_fdr.h"
+#include "formats/xray/read_xray.h"
 
 #include <stdlib.h>
 

@@ -16,7 +16,7 @@
  */
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
-#include "librecord/uftrace_format.h"
+#include "formats/uftrace/uftrace_format.h"
 
 #include "libmcount/mcount_asm.h"
 

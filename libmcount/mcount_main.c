@@ -6,11 +6,11 @@
  * because a preloaded library is initialised before the program, finishes the trace.
  */
 #include "libmcount/internal.h"
-#include "librecord/sink_chrome.h"
-#include "librecord/sink_tfile.h"
-#include "librecord/sink_uftrace.h"
-#include "librecord/rec_decode.h"
-#include "librecord/uftrace_format.h"
+#include "formats/chrome/sink_chrome.h"
+#include "formats/tfile/sink_tfile.h"
+#include "formats/uftrace/sink_uftrace.h"
+#include "formats/xcode/fn_decode.h"
+#include "formats/uftrace/uftrace_format.h"
 
 #include <fcntl.h>
 #include <gelf.h>

@@ -20,7 +20,7 @@
  */
 #include "libmcount/internal.h"
 #include "librecord/rec_util.h"
-#include "librecord/sink_uftrace.h"
+#include "formats/uftrace/sink_uftrace.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -30,14 +30,6 @@
 #define RSV_MAX_CHUNK (256u << 20)
 #define RSV_MAX_CHUNKS 4096u
 
-static const struct rec_salvage_format *const rsv_formats[] = {
-	&rec_salvage_uftrace,
-	&rec_salvage_xray,
-	&rec_salvage_ovni,
-	&rec_salvage_cacheray,
-	&rec_salvage_tfile,
-};
-
 void rec_salvage_log(const struct rec_salvage_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -347,8 +339,8 @@ static int rsv_pid_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
-		    struct rec_salvage_report *rep)
+int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *formats,
+		    const struct rec_salvage_opts *o, struct rec_salvage_report *rep)
 {
 	struct rec_salvage_ctx ctx = { .dir = dir, .dirfd = -1, .ringdirfd = -1, .opts = o };
 	struct rec_salvage_ring **rings = NULL, **sel = NULL;
@@ -457,24 +449,24 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
 		goto out;
 	}
 	/* per format, every ring of it at once: metadata is written once per directory */
-	for (size_t f = 0; f < sizeof(rsv_formats) / sizeof(rsv_formats[0]); f++) {
+	for (size_t f = 0; formats[f]; f++) {
 		size_t k = 0;
 		for (size_t i = 0; i < nr; i++)
-			if (!strcmp(rings[i]->format, rsv_formats[f]->name))
+			if (!strcmp(rings[i]->format, formats[f]->name))
 				sel[k++] = rings[i];
 		if (!k)
 			continue;
 		if (o->dry_run)
 			continue;
-		if (rsv_formats[f]->salvage(&ctx, sel, k) < 0)
+		if (formats[f]->salvage(&ctx, sel, k) < 0)
 			ret = -1;
 	}
 	for (size_t i = 0; i < nr; i++) {
 		struct rec_salvage_ring *r = rings[i];
 		bool known = false;
 
-		for (size_t f = 0; f < sizeof(rsv_formats) / sizeof(rsv_formats[0]); f++)
-			known |= !strcmp(r->format, rsv_formats[f]->name);
+		for (size_t f = 0; formats[f]; f++)
+			known |= !strcmp(r->format, formats[f]->name);
 		if (!known) {
 			rec_salvage_log(&ctx, "%s/.flightrec/%s: format '%s' cannot be salvaged "
 					"(left in place)", dir, r->name, r->format);

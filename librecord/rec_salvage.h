@@ -107,12 +107,16 @@ struct rec_salvage_report {
 	uint64_t chunks, bytes, events, lost, gaps;
 };
 
+struct rec_salvage_format;
+
 /*
- * Salvage every ring in DIR/.flightrec. Returns 0 when every ring that could be read was
- * salvaged (none at all is fine), -1 when something failed (said on o->log).
+ * Salvage every ring in DIR/.flightrec, each by the salvager in FORMATS (NULL-terminated: the
+ * caller's table, librecord knows no format) named by its header. Returns 0 when every ring
+ * that could be read was salvaged (none at all is fine), -1 when something failed (said on
+ * o->log).
  */
-int rec_salvage_dir(const char *dir, const struct rec_salvage_opts *o,
-		    struct rec_salvage_report *rep);
+int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *formats,
+		    const struct rec_salvage_opts *o, struct rec_salvage_report *rep);
 
 /* Is there any ring file in DIR/.flightrec? (record: salvage only then) */
 bool rec_salvage_needed(const char *dir);
@@ -155,10 +159,5 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 			  char *why, size_t why_size);
 void rec_salvage_ring_free(struct rec_salvage_ring *r);
 
-extern const struct rec_salvage_format rec_salvage_uftrace;
-extern const struct rec_salvage_format rec_salvage_xray;
-extern const struct rec_salvage_format rec_salvage_ovni;
-extern const struct rec_salvage_format rec_salvage_cacheray;
-extern const struct rec_salvage_format rec_salvage_tfile;
 
 #endif

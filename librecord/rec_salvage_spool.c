@@ -1,7 +1,7 @@
 /*
  * rec_salvage_spool: the append loop and the image table shared by the salvagers that keep one
- * file per thread holding the ring's bytes as they are (rec_salvage_tfile.c,
- * rec_salvage_xray.c, rec_salvage_ovni.c); see rec_salvage_spool.h.
+ * file per thread holding the ring's bytes as they are (formats/tfile/salvage_tfile.c,
+ * formats/xray/salvage_xray.c, formats/ovni/salvage_ovni.c); see rec_salvage_spool.h.
  * Invariant: every chunk's write is bracketed by rec_salvage_chunk_begin/done, the drainer's
  * protocol (rec_salvage.h), so a salvage killed in the middle of a write finds cut_pos next
  * time and cuts the file back before anything is appended: nothing is written twice.

@@ -12,7 +12,7 @@
  *    inherits it locked by a thread that does not exist there.
  */
 #include "librecord/rec_session.h"
-#include "librecord/rec_decode.h"
+#include "librecord/rec_encoding.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 

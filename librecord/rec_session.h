@@ -51,7 +51,7 @@ struct rec_frontend {
 	 * picks one by its sink's name before `configured` runs (which finds it in
 	 * rec_sess.sink), and FLIGHTREC_TRACEPOINTS alone picks "tfile" */
 	const struct rec_sink *const *formats;
-	/* the encoding the hooks write into the rings (enum rec_encoding, rec_decode.h): a sink
+	/* the encoding the hooks write into the rings (enum rec_encoding, rec_encoding.h): a sink
 	 * of another format decodes it */
 	int encoding;
 	/* REC_ENC_FDR: the address of the function with XRay id `fid`, 0 if none */

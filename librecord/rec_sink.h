@@ -32,7 +32,7 @@ struct rec_sink {
 	/* default output directory when this format is picked by FLIGHTREC_FORMAT and neither
 	 * FLIGHTREC_DIR nor the front end's own variable is set; NULL: the front end's default */
 	const char *dir;
-	/* the ring encoding (enum rec_encoding, rec_decode.h) write_chunk copies as it is; another
+	/* the ring encoding (enum rec_encoding, rec_encoding.h) write_chunk copies as it is; another
 	 * is decoded (any hook into any format). REC_ENC_NONE: it decodes every encoding, or it
 	 * is the only sink of its front end */
 	int encoding;

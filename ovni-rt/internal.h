@@ -29,7 +29,7 @@
 #include "librecord/rec_thread.h"
 #define OVNI_NO_INLINE 1 /* the library defines the event builders itself */
 #include "ovni-rt/ovni.h"
-#include "ovni-rt/ovni_json.h"
+#include "formats/ovni/ovni_json.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -20,7 +20,7 @@
 
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
-#include "xray-rt/fdr_encode.h"
+#include "formats/xray/fdr_encode.h"
 #include "xray-rt/xray_asm.h"
 
 /* internal to the runtime: direct (not GOT) access from the hot path */

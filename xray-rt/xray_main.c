@@ -16,11 +16,11 @@
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_map.h"
-#include "librecord/rec_decode.h"
+#include "formats/xcode/fn_decode.h"
 #include "librecord/rec_util.h"
-#include "librecord/sink_chrome.h"
-#include "librecord/sink_tfile.h"
-#include "librecord/sink_uftrace.h"
+#include "formats/chrome/sink_chrome.h"
+#include "formats/tfile/sink_tfile.h"
+#include "formats/uftrace/sink_uftrace.h"
 
 #include <stdlib.h>
 #include <string.h>

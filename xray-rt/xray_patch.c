@@ -26,7 +26,7 @@
 #include "xray-rt/xray_map.h"
 #include "librecord/rec_tp.h"
 #include "librecord/rec_util.h"
-#include "librecord/sink_tfile.h"
+#include "formats/tfile/sink_tfile.h"
 
 #include <errno.h>
 #include <stdlib.h>

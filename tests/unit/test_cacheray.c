@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "cacheray-rt/internal.h"
-#include "readers/cacheray_trace.h"
+#include "formats/cacheray/read_cacheray.h"
 
-/* the parser is plain C with no runtime state: test it as it is compiled into the runtime */
-#include "cacheray-rt/cr_options.c"
+/* the parser (cacheray-rt/cr_options.c) is plain C with no runtime state: the test links the
+ * same source, compiled for the host */
 
 struct collected {
 	struct crt_rec r[64];

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readers/chrome_trace.h"
+#include "formats/chrome/read_chrome.h"
 
 static char path[] = "/tmp/flightrec-test-chrome-XXXXXX";
 

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ovni-rt/ovni_json.c"
-#include "readers/ovni_json.h"
+#include "formats/ovni/ovni_json.h"
+#include "formats/common/rd_json.h"
 
 /* shared/samples/ovni/trace-v3/loom.vm.sample/proc.21995/thread.21995/stream.json */
 static const char reference[] = "{\n"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readers/rtstats.h"
+#include "formats/common/rtstats.h"
 #include "tests/unit/unit_util.h"
 
 #define TOTALS(threads, events, bytes, full, nested, dead, depth)                              \

@@ -28,11 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "librecord/rec_salvage.h"
-#include "librecord/uftrace_format.h"
-#include "readers/uftrace_reader.h"
-#include "readers/xray_fdr.h"
-#include "xray-rt/fdr_encode.h"
+#include "formats/salvagers.h"
+#include "formats/uftrace/uftrace_format.h"
+#include "formats/uftrace/read_uftrace.h"
+#include "formats/xray/read_xray.h"
+#include "formats/xray/fdr_encode.h"
 #include "tests/unit/unit_util.h"
 
 #include <dirent.h>
@@ -418,7 +418,7 @@ static void test_uftrace_cut_write(void **state)
 	r.h->write_pos = pos;
 	unit_ring_close(&r);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 1);
 	assert_int_equal(rep.salvaged, 1);
 	assert_int_equal(rep.chunks, 3);
@@ -429,7 +429,7 @@ static void test_uftrace_cut_write(void **state)
 	/* the ring is gone; a second salvage finds nothing and changes nothing */
 	assert_false(rec_salvage_needed(tmpdir));
 	int64_t size = file_size("4243.dat");
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 0);
 	assert_int_equal(file_size("4243.dat"), size);
 }
@@ -449,7 +449,7 @@ static void test_uftrace_rerun_and_lost(void **state)
 	ring_create(&r2, PID, TID + 1, "uftrace");
 	chunk_fill(&r2, 0, REC_CHUNK_FILLING, 1, 0, 2, 0);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 2);
 	assert_int_equal(rep.lost, 9);
 	check_stream(TID, RECS + 4);
@@ -457,13 +457,13 @@ static void test_uftrace_rerun_and_lost(void **state)
 	verify_trace(RECS + 4 + 2, 9);
 	/* kept rings: a second salvage writes nothing again */
 	int64_t size = file_size("4243.dat");
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 2);
 	assert_int_equal(rep.bytes, 0);
 	assert_int_equal(file_size("4243.dat"), size);
 	/* the thread went on in its chunk after finish wrote part of it: only the rest */
 	chunk_fill(&r, 1, REC_CHUNK_FILLING, 2, RECS, 6, 9);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.bytes, 2 * 16);
 	assert_int_equal(rep.lost, 0);
 	check_stream(TID, RECS + 6);
@@ -500,11 +500,11 @@ static void test_uftrace_lost_pending(void **state)
 	chunk_at(&r, 2)->state = REC_CHUNK_FREE;
 	close(fd);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 7);
 	check_stream(TID, 2 * RECS);
 	verify_trace(2 * RECS, 7);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 0);
 	verify_trace(2 * RECS, 7);
 	unit_ring_close(&r);
@@ -527,12 +527,12 @@ static void test_uftrace_overwrite(void **state)
 	chunk_fill(&r, 0, REC_CHUNK_FILLING, 5, 2 * RECS, 6, 0);
 	r.h->overwritten = 2 * RECS;
 	r.h->overwritten_seq = 2;
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 2 * RECS);
 	assert_int_equal(rep.chunks, 3);
 	check_stream(TID, 2 * RECS + 6);
 	verify_trace(2 * RECS + 6, 2 * RECS);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.lost, 0);
 	assert_int_equal(rep.bytes, 0);
 	unit_ring_close(&r);
@@ -548,7 +548,7 @@ static void test_live_ring_left_alone(void **state)
 	ring_create(&r, PID, TID, "uftrace");
 	chunk_fill(&r, 0, REC_CHUNK_FILLING, 1, 0, 4, 0);
 	assert_int_equal(flock(r.fd, LOCK_EX | LOCK_NB), 0); /* as the runtime holds it */
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 1);
 	assert_int_equal(rep.busy, 1);
 	assert_int_equal(rep.salvaged, 0);
@@ -556,7 +556,7 @@ static void test_live_ring_left_alone(void **state)
 	assert_true(rec_salvage_needed(tmpdir));
 	/* the process dies: its lock goes */
 	unit_ring_close(&r);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	assert_int_equal(file_size("4243.dat"), 4 * 16);
 }
@@ -569,7 +569,7 @@ static void test_unknown_format_kept(void **state)
 	(void)state;
 	ring_create(&r, PID, TID, "nosuch");
 	unit_ring_close(&r);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(rep.bad, 1);
 	assert_true(rec_salvage_needed(tmpdir));
 }
@@ -635,7 +635,7 @@ static void test_xray_log(void **state)
 	unit_ring_close(&r);
 	unit_ring_close(&r2);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 2);
 	assert_int_equal(rep.events, 2 * (20 + 5 + 7));
 	/* one log, no spool left */
@@ -755,14 +755,14 @@ static void test_ovni_stream(void **state)
 	c->committed = m;
 	unit_ring_close(&r);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(rep.salvaged, 0);
 	assert_int_equal(file_size("tmp/loom.x/proc.4242/thread.4243/stream.obs"), (int64_t)n);
 	assert_true(rec_salvage_needed(tmpdir));
 	/* the real side file */
 	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
 	unit_write_file(tmpdir, p, side);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	/* moved to its final place; the header, OHx, OU[, OU], then the OHe salvage adds */
 	snprintf(p, sizeof(p), "%s/stream.obs", tmpd);
@@ -829,7 +829,7 @@ static void test_cacheray_trace(void **state)
 	r.h->write_len = n2;
 	unit_ring_close(&r);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	assert_int_equal(rep.events, 10 + 3); /* chunk 2 again, whole, and chunk 3 */
 	memcpy(want, c1, n1);
@@ -847,10 +847,10 @@ static void test_cacheray_trace(void **state)
 	unit_ring_close(&r);
 	int live = open(trace, O_RDONLY);
 	assert_int_equal(flock(live, LOCK_SH), 0);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), -1);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), -1);
 	assert_int_equal(file_size("cacheray.trace"), (int64_t)(n1 + n2 + n3));
 	close(live);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(file_size("cacheray.trace"), (int64_t)(n1 + n2 + 2 * n3));
 }
 
@@ -915,7 +915,7 @@ static void test_cacheray_claims(void **state)
 		r.h->write_len = k == CR_LEN_TOO_BIG ? na2 + 18 : na2;
 		unit_ring_close(&r);
 
-		int ret = rec_salvage_dir(tmpdir, &o, &rep);
+		int ret = fmt_salvage_dir(tmpdir, &o, &rep);
 		char *got = slurp(trace, &len);
 		memcpy(want, a1, na1);
 		memcpy(want + na1, b1, nb1);
@@ -958,7 +958,7 @@ static void test_cacheray_claims(void **state)
 		assert_memory_equal(got, want, len);
 		if (ret == 0) { /* nothing more the second time */
 			assert_false(rec_salvage_needed(tmpdir));
-			assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+			assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 			assert_int_equal(file_size("cacheray.trace"), (int64_t)w);
 		}
 	}
@@ -1001,7 +1001,7 @@ static void test_cacheray_salvage_rerun(void **state)
 	assert_int_equal(r.h->write_len, na2);
 	unit_ring_close(&r);
 
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	memcpy(want, a1, na1);
 	memcpy(want + na1, a2, na2);
 	char *got = slurp(trace, &len);
@@ -1023,7 +1023,7 @@ static void test_unborn_ring(void **state)
 	ring_create(&r, PID, TID + 6, "uftrace");
 	memset(r.h, 0, sizeof(*r.h));
 	unit_ring_close(&r);
-	assert_int_equal(rec_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.rings, 2);
 	assert_int_equal(rep.unborn, 2);
 	assert_int_equal(rep.bad, 0);
@@ -1059,7 +1059,7 @@ static void test_random_damage(void **state)
 			r.map[off] ^= (uint8_t)(1u << ((seed >> 40) & 7));
 		}
 		unit_ring_close(&r);
-		(void)rec_salvage_dir(tmpdir, &o, &rep);
+		(void)fmt_salvage_dir(tmpdir, &o, &rep);
 		assert_true(rep.rings == 1);
 	}
 }

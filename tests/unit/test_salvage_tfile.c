@@ -1,5 +1,5 @@
 /*
- * test_salvage_tfile: salvage of GDB trace files (librecord/rec_salvage_tfile.c), on ring
+ * test_salvage_tfile: salvage of GDB trace files (formats/tfile/salvage_tfile.c), on ring
  * files, spools and definitions files built by hand the way the tfile sink leaves them when its
  * process is killed.
  *
@@ -29,9 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "librecord/rec_salvage.h"
-#include "librecord/tfile_defs.h"
-#include "readers/tfile.h"
+#include "formats/salvagers.h"
+#include "formats/tfile/tfile_defs.h"
+#include "formats/tfile/read_tfile.h"
 #include "tests/unit/unit_util.h"
 
 #define CHUNK	4096
@@ -196,7 +196,7 @@ static void chunk_fill(struct unit_ring *r, int i, uint32_t state, uint64_t seq,
 static int salvage(struct rec_salvage_report *rep)
 {
 	struct rec_salvage_opts o = {.log = stderr};
-	return rec_salvage_dir(tmpdir, &o, rep);
+	return fmt_salvage_dir(tmpdir, &o, rep);
 }
 
 /* --- reading the result ------------------------------------------------------------------ */

@@ -5,7 +5,7 @@
  * variables); every rule of the reader rejects a file that breaks it, naming the offset; the
  * files gdb itself wrote (shared/samples/gdb-tfile) pass. Also: tracepoints resolved by name
  * in this very binary (rec_tp_setup, rec_tp_find), and the ring encodings read back as function
- * events (rec_decode).
+ * events (fn_decode).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,13 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "librecord/rec_decode.h"
+#include "formats/xcode/fn_decode.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_tp.h"
-#include "librecord/sink_tfile.h"
-#include "librecord/uftrace_format.h"
-#include "readers/tfile.h"
-#include "xray-rt/fdr_encode.h"
+#include "formats/tfile/sink_tfile.h"
+#include "formats/uftrace/uftrace_format.h"
+#include "formats/tfile/read_tfile.h"
+#include "formats/xray/fdr_encode.h"
 
 struct rec_frontend rec_frontend_self_storage = {.name = "test_tfile"};
 
@@ -408,10 +408,10 @@ static void test_tp_find(void **state)
 
 struct evs {
 	int n;
-	struct rec_fn_ev ev[8];
+	struct fn_ev ev[8];
 };
 
-static void collect(void *arg, const struct rec_fn_ev *ev)
+static void collect(void *arg, const struct fn_ev *ev)
 {
 	struct evs *e = arg;
 	if (e->n < 8)
@@ -432,42 +432,42 @@ static void test_decode(void **state)
 		{150, uftrace_record_word(UFTRACE_EXIT, 0, 0x401234)},
 		{0, 0}, /* bad magic */
 	};
-	struct rec_decoder d = {.enc = REC_ENC_UFTRACE};
+	struct fn_decoder d = {.enc = REC_ENC_UFTRACE};
 	uint8_t fdr[64];
 	struct evs e = {0};
 
 	(void)state;
-	assert_int_equal(rec_decode(&d, (uint8_t *)u, 3 * sizeof(u[0]), collect, &e), 2);
+	assert_int_equal(fn_decode(&d, (uint8_t *)u, 3 * sizeof(u[0]), collect, &e), 2);
 	assert_int_equal(e.n, 2);
-	assert_int_equal(e.ev[0].kind, REC_FN_ENTRY);
+	assert_int_equal(e.ev[0].kind, FN_ENTRY);
 	assert_int_equal(e.ev[0].ns, 100);
 	assert_int_equal(e.ev[0].addr, 0x401234);
-	assert_int_equal(e.ev[1].kind, REC_FN_EXIT);
+	assert_int_equal(e.ev[1].kind, FN_EXIT);
 	assert_int_equal(e.ev[1].ns, 150);
 	e.n = 0;
-	assert_int_equal(rec_decode(&d, (uint8_t *)u, sizeof(u), collect, &e), -1);
+	assert_int_equal(fn_decode(&d, (uint8_t *)u, sizeof(u), collect, &e), -1);
 
 	/* FDR: NewCPUId, entry +5, exit +7, tail exit +1 */
-	d = (struct rec_decoder){.enc = REC_ENC_FDR, .fn_addr = fake_fn_addr};
+	d = (struct fn_decoder){.enc = REC_ENC_FDR, .fn_addr = fake_fn_addr};
 	fdr_put_new_cpu(fdr, 3, 1000);
 	fdr_put_fn(fdr + 16, FDR_ENTER, 9, 5);
 	fdr_put_fn(fdr + 24, FDR_EXIT, 9, 7);
 	fdr_put_call_arg(fdr + 32, 42);
 	fdr_put_fn(fdr + 48, FDR_TAIL_EXIT, 2, 1);
 	e.n = 0;
-	assert_int_equal(rec_decode(&d, fdr, 56, collect, &e), 3);
-	assert_int_equal(e.ev[0].kind, REC_FN_ENTRY);
+	assert_int_equal(fn_decode(&d, fdr, 56, collect, &e), 3);
+	assert_int_equal(e.ev[0].kind, FN_ENTRY);
 	assert_int_equal(e.ev[0].time, 1005);
 	assert_int_equal(e.ev[0].fid, 9);
 	assert_int_equal(e.ev[0].addr, 0x400090);
 	assert_int_equal(e.ev[0].cpu, 3);
-	assert_int_equal(e.ev[1].kind, REC_FN_EXIT);
+	assert_int_equal(e.ev[1].kind, FN_EXIT);
 	assert_int_equal(e.ev[1].time, 1012);
-	assert_int_equal(e.ev[2].kind, REC_FN_EXIT);
+	assert_int_equal(e.ev[2].kind, FN_EXIT);
 	assert_int_equal(e.ev[2].time, 1013);
 	/* a record cut short */
 	e.n = 0;
-	assert_int_equal(rec_decode(&d, fdr, 20, collect, &e), -1);
+	assert_int_equal(fn_decode(&d, fdr, 20, collect, &e), -1);
 }
 
 int main(void)

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readers/rtstats.h"
-#include "readers/uftrace_reader.h"
+#include "formats/common/rtstats.h"
+#include "formats/uftrace/read_uftrace.h"
 
 struct gold_file {
 	const char *name;

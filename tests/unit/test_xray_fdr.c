@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "readers/xray_fdr.h"
-#include "xray-rt/fdr_encode.h"
+#include "formats/xray/read_xray.h"
+#include "formats/xray/fdr_encode.h"
 
 /* --- a little log builder ------------------------------------------------------------ */
 

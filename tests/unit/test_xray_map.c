@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xray-rt/xray_map.c"
+#include "xray-rt/xray_map.h"
 
 struct ent {
 	uint64_t sled, func; /* absolute addresses */

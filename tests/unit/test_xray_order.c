@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 
-#include "xray-rt/xray_order.h"
+#include "formats/xray/xray_order.h"
 
 struct order_case {
 	uint64_t pid;

@@ -1,6 +1,6 @@
 /*
- * test_xray_repair: the sink's repair of a thread stream with gaps (xray-rt/sink_xray.c,
- * compiled into this test). Exits whose entry is not before them in the stream are left out;
+ * test_xray_repair: the sink's repair of a thread stream with gaps
+ * (formats/xray/xray_repair.h, which the sink and salvage share). Exits whose entry is not before them in the stream are left out;
  * the next timestamped record's delta grows by theirs, so every kept record keeps its time; a
  * sum that does not fit in 31 bits becomes a TSCWrap; NewCPUId and TSCWrap reset the carry;
  * custom events carry a (signed) delta too and keep their payload.
@@ -14,10 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "xray-rt/sink_xray.c"
-
-/* librecord's session wants a front end; this test never starts a session */
-struct rec_frontend rec_frontend_self_storage = {.name = "test"};
+#include "formats/xray/fdr_encode.h"
+#include "formats/xray/xray_repair.h"
 
 struct stream {
 	uint8_t b[512];

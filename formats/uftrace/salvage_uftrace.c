@@ -1,0 +1,336 @@
+/*
+ * uftrace_salvager: salvage for uftrace.data (libmcount's rings, format "uftrace").
+ *
+ * What a SIGKILLed libmcount process leaves: task.txt with its SESS and TASK lines (written
+ * before any record of the session or thread), sid-<sid>.map and the .sym (written at
+ * start), each thread's <tid>.dat with the chunks the flusher wrote, and no `info` (written
+ * at finish). Salvage, under flock(dir) like a finishing process:
+ *   1. cuts a line the kill left half-written at the end of task.txt;
+ *   2. per ring: cuts <tid>.dat back to write_pos when a write was cut short, then appends
+ *      each unwritten chunk's committed bytes, with a LOST record before it when events were
+ *      lost (the runtime's own convention: time 0, the count in the address field);
+ *   3. adds a TASK line for a thread that has none (it died while writing it), stamped with
+ *      its first record's time;
+ *   4. writes `info` listing every non-empty <tid>.dat, as the last finishing process would
+ *      (uftrace_info.c, shared with the sink).
+ * The cmdline of a dead process is gone: the caller's (`flightrec record` knows it), else the
+ * exename.
+ */
+#include "formats/salvagers.h"
+#include "librecord/rec_config.h"
+#include "librecord/rec_util.h"
+#include "formats/uftrace/uftrace_format.h"
+#include "formats/uftrace/uftrace_info.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UFS_TASK_MAX (64u << 20)
+#define UFS_MAX_STACK 1024
+
+/* task.txt: cut a half-written last line; collect the tids that have a TASK or FORK line */
+struct ufs_tasks {
+	int *tids;
+	size_t nr, cap;
+};
+
+static int ufs_tid_known(const struct ufs_tasks *t, int tid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static int ufs_read_tasks(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks)
+{
+	int fd = openat(ctx->dirfd, "task.txt", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	size_t len, end;
+
+	if (fd < 0) {
+		rec_salvage_log(ctx, "%s/task.txt: %s", ctx->dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > UFS_TASK_MAX) {
+		rec_salvage_log(ctx, "%s/task.txt: not a regular file of at most %u bytes", ctx->dir,
+				UFS_TASK_MAX);
+		close(fd);
+		return -1;
+	}
+	len = (size_t)st.st_size;
+	buf = malloc(len + 1);
+	if (!buf || pread(fd, buf, len, 0) != (ssize_t)len) {
+		rec_salvage_log(ctx, "%s/task.txt: cannot read it", ctx->dir);
+		free(buf);
+		close(fd);
+		return -1;
+	}
+	buf[len] = '\0';
+	for (end = len; end > 0 && buf[end - 1] != '\n'; end--)
+		;
+	if (end < len) {
+		rec_salvage_log(ctx, "%s/task.txt: %zu bytes of a half-written last line cut",
+				ctx->dir, len - end);
+		if (ftruncate(fd, (off_t)end) < 0)
+			rec_salvage_log(ctx, "%s/task.txt: cannot cut it: %s", ctx->dir,
+					strerror(errno));
+	}
+	close(fd);
+	for (size_t pos = 0; pos < end;) {
+		char *line = buf + pos, *nl = memchr(line, '\n', end - pos), *p;
+		*nl = '\0';
+		pos = (size_t)(nl - buf) + 1;
+		if (strncmp(line, "TASK ", 5) && strncmp(line, "FORK ", 5))
+			continue;
+		p = strstr(line, line[0] == 'T' ? " tid=" : " pid=");
+		if (!p)
+			continue;
+		long tid = strtol(p + 5, NULL, 10);
+		if (tid <= 0 || tid > 0x7fffffff)
+			continue;
+		if (tasks->nr == tasks->cap) {
+			size_t cap = tasks->cap ? tasks->cap * 2 : 64;
+			int *nv = realloc(tasks->tids, cap * sizeof(*nv));
+			if (!nv)
+				break;
+			tasks->tids = nv;
+			tasks->cap = cap;
+		}
+		tasks->tids[tasks->nr++] = (int)tid;
+	}
+	free(buf);
+	return 0;
+}
+
+/* records of one chunk's bytes: count them, note their first and last time */
+static void ufs_scan(struct rec_salvage_ring *r, const uint8_t *p, size_t len)
+{
+	for (size_t off = 0; off + sizeof(struct uftrace_record) <= len;
+	     off += sizeof(struct uftrace_record)) {
+		struct uftrace_record rec;
+		memcpy(&rec, p + off, sizeof(rec));
+		if ((rec.word & 3) == UFTRACE_LOST)
+			continue;
+		r->events++;
+		if (!r->first_time)
+			r->first_time = rec.time;
+		r->last_time = rec.time;
+	}
+}
+
+static int ufs_write_lost(int fd, uint64_t n)
+{
+	struct uftrace_record lost = { 0, uftrace_record_word(UFTRACE_LOST, 0, n) };
+	return rec_write_all(fd, &lost, sizeof(lost));
+}
+
+static int ufs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r)
+{
+	char name[32];
+	struct stat st;
+	off_t pos;
+	int fd;
+
+	snprintf(name, sizeof(name), "%d.dat", (int)r->tid);
+	fd = rec_open_write(ctx->dirfd, name, 0);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rec_salvage_log(ctx, "%s/%s: %s", ctx->dir, name, fd < 0 ? strerror(errno) :
+								 "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (r->cut) {
+		/* the kill came in the middle of the flusher's write of chunk write_seq */
+		if (r->cut_pos >= 0 && r->cut_pos <= st.st_size) {
+			if (ftruncate(fd, r->cut_pos) < 0) {
+				rec_salvage_log(ctx, "%s/%s: cannot cut it back to %lld: %s", ctx->dir,
+						name, (long long)r->cut_pos, strerror(errno));
+				close(fd);
+				return -1;
+			}
+		} else {
+			rec_salvage_log(ctx, "%s/%s: a write was cut short at an unknown place "
+					"(%lld, file size %lld)", ctx->dir, name,
+					(long long)r->cut_pos, (long long)st.st_size);
+		}
+	}
+	pos = lseek(fd, 0, SEEK_END);
+	for (size_t i = 0; i < r->nr_chunks; i++) {
+		const struct rec_salvage_chunk *c = &r->chunks[i];
+		struct uftrace_record lost = { 0, uftrace_record_word(UFTRACE_LOST, 0, c->lost_before) };
+		struct iovec iov[2];
+		size_t len = c->len - c->off, total = len;
+		int n = 0;
+
+		/* whole records only (committed always covers whole records; a damaged ring may not) */
+		len -= len % sizeof(struct uftrace_record);
+		total = len;
+		if (c->lost_before) {
+			iov[n].iov_base = &lost;
+			iov[n++].iov_len = sizeof(lost);
+			total += sizeof(lost);
+		}
+		iov[n].iov_base = (void *)(c->data + c->off);
+		iov[n++].iov_len = len;
+		rec_salvage_chunk_begin(r, c, (int64_t)pos);
+		ssize_t w = writev(fd, iov, n);
+		if (w >= 0 && (size_t)w < total) {
+			/* finish by hand what writev left */
+			size_t done = (size_t)w, hdr = c->lost_before ? sizeof(lost) : 0;
+			if (done < hdr && rec_write_all(fd, (uint8_t *)&lost + done, hdr - done) < 0)
+				w = -1;
+			else if (rec_write_all(fd, c->data + c->off + (done > hdr ? done - hdr : 0),
+					       len - (done > hdr ? done - hdr : 0)) < 0)
+				w = -1;
+		}
+		if (w < 0) {
+			rec_salvage_log(ctx, "%s/%s: write: %s", ctx->dir, name, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		pos += (off_t)total;
+		rec_salvage_chunk_done(r, c);
+		r->bytes += len;
+		r->lost += c->lost_before;
+		ufs_scan(r, c->data + c->off, len);
+	}
+	if (r->lost_tail) {
+		if (ufs_write_lost(fd, r->lost_tail) < 0) {
+			rec_salvage_log(ctx, "%s/%s: write: %s", ctx->dir, name, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		r->lost += r->lost_tail;
+		rec_salvage_tail_done(r);
+	}
+	/* a thread killed before its first record: info cannot list an empty file, and a .dat
+	 * that info does not list is an error to our reader (uftrace would ignore it) */
+	if (fstat(fd, &st) == 0 && st.st_size == 0)
+		unlinkat(ctx->dirfd, name, 0);
+	close(fd);
+	return 0;
+}
+
+/* the time of the first record in <tid>.dat (for a TASK line salvage has to add) */
+static uint64_t ufs_first_time(struct rec_salvage_ctx *ctx, const struct rec_salvage_ring *r)
+{
+	struct uftrace_record rec;
+	char name[32];
+	uint64_t t = r->first_time ? r->first_time : r->session_ns;
+	int fd;
+
+	snprintf(name, sizeof(name), "%d.dat", (int)r->tid);
+	fd = openat(ctx->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return t;
+	for (off_t off = 0; pread(fd, &rec, sizeof(rec), off) == (ssize_t)sizeof(rec);
+	     off += (off_t)sizeof(rec)) {
+		if ((rec.word & 3) != UFTRACE_LOST) {
+			t = rec.time;
+			break;
+		}
+	}
+	close(fd);
+	return t;
+}
+
+static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rings, size_t nr)
+{
+	struct ufs_tasks tasks = { 0 };
+	struct uftrace_info_desc desc = { 0 };
+	char exe[REC_PATH_MAX];
+	uint64_t start = UINT64_MAX, last = 0;
+	struct timespec mono;
+	int *tids = NULL, ntids, ret = 0;
+
+	/* the finishing processes of this trace serialise on the same lock */
+	flock(ctx->dirfd, LOCK_EX);
+	if (ufs_read_tasks(ctx, &tasks) < 0)
+		ret = -1;
+	for (size_t i = 0; i < nr; i++) {
+		struct rec_salvage_ring *r = rings[i];
+		if (ufs_salvage_thread(ctx, r) < 0) {
+			ret = -1;
+			continue;
+		}
+		r->ok = true;
+		if (r->session_ns < start)
+			start = r->session_ns;
+		if (r->last_time > last)
+			last = r->last_time;
+	}
+	/* a thread killed in the middle of writing its TASK line (cut above) */
+	for (size_t i = 0; i < nr && ret == 0; i++) {
+		struct rec_salvage_ring *r = rings[i];
+		char line[128];
+		size_t n;
+		int fd;
+
+		snprintf(line, sizeof(line), "%d.dat", (int)r->tid);
+		if (!r->ok || ufs_tid_known(&tasks, r->tid) ||
+		    faccessat(ctx->dirfd, line, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* no records, no line needed */
+		uint64_t t = ufs_first_time(ctx, r);
+		n = rec_snprintf(line, sizeof(line), "TASK timestamp=%llu.%09llu tid=%d pid=%d\n",
+				 (unsigned long long)(t / 1000000000ull),
+				 (unsigned long long)(t % 1000000000ull), (int)r->tid, (int)r->pid);
+		fd = rec_open_write(ctx->dirfd, "task.txt", O_APPEND);
+		if (fd < 0 || rec_write_all(fd, line, n) < 0) {
+			rec_salvage_log(ctx, "%s/task.txt: %s", ctx->dir, strerror(errno));
+			ret = -1;
+		} else {
+			rec_salvage_log(ctx, "%s/task.txt: TASK line of thread %d added", ctx->dir,
+					(int)r->tid);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+
+	ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
+	if (ntids > 0) {
+		if (uftrace_info_first_exename(ctx->dirfd, exe, sizeof(exe)) < 0)
+			rec_snprintf(exe, sizeof(exe), "?");
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+		if (start == UINT64_MAX || start > now)
+			start = now;
+		desc.exename = exe;
+		desc.cmdline = ctx->opts->cmdline;
+		desc.cmdline_len = desc.cmdline ? strlen(desc.cmdline) : 0;
+		desc.tids = tids;
+		desc.ntids = ntids;
+		/* the session's start on the wall clock (the rings keep CLOCK_MONOTONIC) */
+		desc.date = time(NULL) - (time_t)((now - start) / 1000000000ull);
+		desc.elapsed_ns = last > start ? last - start : 0;
+		desc.max_stack = UFS_MAX_STACK;
+		if (uftrace_info_write(ctx->dirfd, ".info.salvage.tmp", &desc) < 0) {
+			rec_salvage_log(ctx, "%s/info: %s", ctx->dir, strerror(errno));
+			ret = -1;
+		}
+	} else if (ntids < 0) {
+		rec_salvage_log(ctx, "%s: cannot list the .dat files", ctx->dir);
+		ret = -1;
+	}
+	flock(ctx->dirfd, LOCK_UN);
+	free(tids);
+	free(tasks.tids);
+	if (ret < 0)
+		for (size_t i = 0; i < nr; i++)
+			rings[i]->ok = false; /* kept: the next salvage completes the metadata */
+	return ret;
+}
+
+const struct rec_salvage_format uftrace_salvager = {
+	.name = "uftrace",
+	.salvage = ufs_salvage,
+};

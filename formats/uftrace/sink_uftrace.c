@@ -1,0 +1,392 @@
+/*
+ * sink_uftrace: the uftrace.data writer (the rules uftrace 0.13 enforces are in
+ * shared/anchors/uftrace.md).
+ *
+ * Files and who writes them:
+ *   sid-<sid>.map  open_session: /proc/self/maps, one line per file-backed module (start of
+ *                  its first mapping, end of its last) plus the [stack] line uftrace needs
+ *   <exe>.sym      open_session: the executable's functions (old format, sorted)
+ *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child, DLOP at a
+ *                  dlopen (uftrace_note_dlopen); each line
+ *                  is one O_APPEND write, so processes sharing the directory never interleave
+ *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
+ *                  whenever events were lost; O_APPEND so an exec'ed image continues the file
+ *   info           finish (uftrace_info.c, shared with salvage): header + sections; rewritten
+ *                  by every finishing process under flock(dir), listing every non-empty
+ *                  <tid>.dat, so the last one is complete
+ * Timestamps everywhere come from rec_clock_ns(), the same clock as the records, so a SESS or
+ * TASK line is never later than the first record it covers.
+ *
+ * Any function hook into uftrace's format: when the front end's rings hold another encoding
+ * (xray-rt's FDR records, fn_decode.h), write_chunk decodes each chunk and writes uftrace
+ * records instead of copying it: the time in ns (the TSC converted), the function's address
+ * from the XRay id, the call depth from the thread's open frames; frames deeper than uftrace's
+ * 10-bit depth field are left out and counted in a LOST record, as libmcount does with its
+ * 1024-frame shadow stack; what the front end lost is a LOST record as usual.
+ */
+#include "formats/uftrace/sink_uftrace.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+#include "formats/uftrace/uftrace_format.h"
+#include "formats/uftrace/uftrace_info.h"
+#include "formats/uftrace/uftrace_sym.h"
+#include "formats/xcode/xcode.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static pid_t uftrace_forked_tid; /* the fork child's first thread: FORK line, no TASK */
+
+/* Append one line to task.txt with a single write. */
+static void uftrace_append_task(const char *line, size_t len)
+{
+	int fd = rec_open_write(rec_sess.dirfd, "task.txt", O_APPEND);
+	if (fd < 0) {
+		rec_warn("cannot open %s/task.txt:", rec_sess.dir);
+		return;
+	}
+	rec_write_all(fd, line, len);
+	close(fd);
+}
+
+static void uftrace_make_sid(char sid[17])
+{
+	uint8_t r[8];
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+		uint64_t x = rec_clock_tsc() ^ ((uint64_t)getpid() << 32);
+		memcpy(r, &x, sizeof(r));
+	}
+	for (int i = 0; i < 8; i++)
+		rec_snprintf(sid + 2 * i, 3, "%02x", r[i]);
+}
+
+/* One line per module: what uftrace's map reader wants (and libmcount 0.13 writes). */
+static int uftrace_write_map(void)
+{
+	char name[64], line[REC_PATH_MAX + 256], out[REC_PATH_MAX + 256];
+	char cur_path[REC_PATH_MAX] = "", cur_prot[5] = "";
+	unsigned long long cur_start = 0, cur_end = 0;
+	FILE *in, *f;
+	int fd;
+
+	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
+	in = fopen("/proc/self/maps", "re");
+	if (!in)
+		return -1;
+	fd = rec_open_write(rec_sess.dirfd, name, O_TRUNC);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		fclose(in);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long start, end;
+		char prot[5], path[REC_PATH_MAX];
+		int off = 0;
+
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %4s %*x %*s %*u %n", &start, &end, prot, &off) < 3)
+			continue;
+		if (off > 0)
+			sscanf(line + off, "%4095[^\n]", path);
+		if (path[0] != '/' && strcmp(path, "[stack]") != 0)
+			continue;
+		if (cur_path[0] && strcmp(path, cur_path) == 0) {
+			cur_end = end;
+			if (prot[2] == 'x')
+				memcpy(cur_prot, prot, sizeof(cur_prot));
+			continue;
+		}
+		if (cur_path[0]) {
+			rec_snprintf(out, sizeof(out), "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start,
+				     cur_end, cur_prot, 0, "00:00", 0, "", cur_path);
+			fputs(out, f);
+		}
+		rec_snprintf(cur_path, sizeof(cur_path), "%s", path);
+		memcpy(cur_prot, prot, sizeof(cur_prot));
+		cur_start = start;
+		cur_end = end;
+	}
+	if (cur_path[0]) {
+		rec_snprintf(out, sizeof(out), "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start, cur_end,
+			     cur_prot, 0, "00:00", 0, "", cur_path);
+		fputs(out, f);
+	}
+	fclose(in);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static size_t uftrace_stamp(char *buf, size_t size, uint64_t ns)
+{
+	return rec_snprintf(buf, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000ull),
+			    (unsigned long long)(ns % 1000000000ull));
+}
+
+/* PATH's functions as <last component of PATH>.sym, where readers look a module up */
+static void uftrace_write_module_sym(int dirfd, const char *path)
+{
+	char symname[REC_PATH_MAX];
+	const char *base = strrchr(path, '/');
+
+	rec_snprintf(symname, sizeof(symname), "%s.sym", base ? base + 1 : path);
+	if (uftrace_sym_write(dirfd, path, symname) < 0)
+		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
+}
+
+static int uftrace_open_session(struct rec_session *s)
+{
+	char line[REC_PATH_MAX + 128], ts[32];
+	size_t n;
+
+	uftrace_make_sid(s->sid);
+	if (uftrace_write_map() < 0)
+		return -1; /* the session says so, once */
+	uftrace_stamp(ts, sizeof(ts), s->start_ns);
+	n = rec_snprintf(line, sizeof(line), "SESS timestamp=%s pid=%d sid=%s exename=\"%s\"\n", ts,
+			 (int)s->pid, s->sid, s->exe);
+	uftrace_append_task(line, n);
+	uftrace_write_module_sym(s->dirfd, s->exe);
+	return 0;
+}
+
+void uftrace_note_dlopen(const char *libname, uintptr_t base)
+{
+	char line[REC_PATH_MAX + 160], ts[32];
+	size_t n;
+
+	if (rec_sess.sink != &rec_sink_uftrace || !libname || !libname[0] ||
+	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    getpid() != rec_sess.pid)
+		return;
+	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	n = rec_snprintf(line, sizeof(line), "DLOP timestamp=%s tid=%d sid=%s base=%llx libname=\"%s\"\n",
+			 ts, (int)rec_gettid(), rec_sess.sid, (unsigned long long)base, libname);
+	uftrace_append_task(line, n);
+	uftrace_write_module_sym(rec_sess.dirfd, libname);
+}
+
+static void uftrace_fork_child(struct rec_session *s, pid_t ppid)
+{
+	char line[128], ts[32];
+	size_t n;
+
+	uftrace_forked_tid = s->pid;
+	uftrace_stamp(ts, sizeof(ts), s->start_ns);
+	n = rec_snprintf(line, sizeof(line), "FORK timestamp=%s pid=%d ppid=%d\n", ts, (int)s->pid,
+			 (int)ppid);
+	uftrace_append_task(line, n);
+}
+
+/* the rings hold another front end's encoding: decode and re-encode (see the top) */
+#define UFTRACE_XCODE_BUF (256u << 10)
+#define UFTRACE_XCODE_FRAMES 65536u
+
+static int uftrace_xcoding(void)
+{
+	return rec_sess.fe && rec_sess.fe->encoding != REC_ENC_UFTRACE &&
+	       rec_sess.fe->encoding != REC_ENC_NONE;
+}
+
+static void uftrace_xcode_lost(struct xcode *x, uint64_t lost)
+{
+	struct uftrace_record r = { 0, uftrace_record_word(UFTRACE_LOST, 0, lost) };
+	uint8_t *p = xcode_room(x, sizeof(r));
+
+	memcpy(p, &r, sizeof(r));
+	x->len += sizeof(r);
+}
+
+/* Frames deeper than the 10-bit depth field can say are left out, as libmcount leaves them
+ * (its shadow stack holds 1024 frames), and told as a LOST record where the stream goes on. */
+static void uftrace_xcode_put(struct xcode *x, unsigned type, uint32_t depth, uint64_t addr,
+			      uint64_t ns)
+{
+	struct uftrace_record r = { ns, uftrace_record_word(type, depth, addr) };
+	uint8_t *p;
+
+	if (depth > UFTRACE_DEPTH_MAX) {
+		x->dropped++;
+		return;
+	}
+	if (x->dropped) {
+		uftrace_xcode_lost(x, x->dropped);
+		x->dropped = 0;
+	}
+	p = xcode_room(x, sizeof(r));
+	memcpy(p, &r, sizeof(r));
+	x->len += sizeof(r);
+	x->events++;
+}
+
+static void uftrace_xcode_ev(void *arg, const struct fn_ev *ev)
+{
+	struct xcode *x = arg;
+	uintptr_t addr = ev->addr;
+
+	if (ev->kind == FN_ENTRY) {
+		if (x->depth < x->cap)
+			x->stack[x->depth] = addr;
+		if (addr)
+			uftrace_xcode_put(x, UFTRACE_ENTRY, x->depth, addr, ev->ns);
+		x->depth++;
+	} else if (x->depth) {
+		x->depth--;
+		if (x->depth < x->cap)
+			addr = x->stack[x->depth]; /* the entry's: uftrace pairs them by depth */
+		if (addr)
+			uftrace_xcode_put(x, UFTRACE_EXIT, x->depth, addr, ev->ns);
+	}
+	/* an exit with no open frame (its entry before a gap) is left out */
+}
+
+static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
+{
+	char name[32], line[128], ts[32];
+	size_t n;
+
+	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
+	t->sink_fd = rec_open_write(s->dirfd, name, O_APPEND);
+	if (t->sink_fd < 0) {
+		rec_warn("cannot open %s/%s:", s->dir, name);
+		return -1;
+	}
+	if (uftrace_xcoding() && xcode_attach(t, UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF,
+						  "no memory for a thread's transcoding state") < 0)
+		return -1;
+	if (t->tid == uftrace_forked_tid)
+		return 0; /* the FORK line stands for it, as uftrace writes it */
+	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	n = rec_snprintf(line, sizeof(line), "TASK timestamp=%s tid=%d pid=%d\n", ts, (int)t->tid,
+			 (int)s->pid);
+	uftrace_append_task(line, n);
+	return 0;
+}
+
+static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
+			       size_t len, uint64_t lost_before)
+{
+	struct uftrace_record lost = { 0, uftrace_record_word(UFTRACE_LOST, 0, lost_before) };
+	struct iovec iov[2];
+	int n = 0;
+
+	(void)s;
+	if (t->sink_fd < 0)
+		return -1;
+	if (uftrace_xcoding() && t->sink_priv) {
+		struct xcode *x = t->sink_priv;
+		if (lost_before)
+			uftrace_xcode_lost(x, lost_before);
+		fn_decode(&x->dec, data, len, uftrace_xcode_ev, x);
+		return xcode_flush(x);
+	}
+	if (lost_before) {
+		iov[n].iov_base = &lost;
+		iov[n++].iov_len = sizeof(lost);
+	}
+	iov[n].iov_base = (void *)data;
+	iov[n++].iov_len = len;
+	/* O_APPEND + one writev per chunk; short writes are finished with plain writes */
+	size_t total = (lost_before ? sizeof(lost) : 0) + len;
+	ssize_t w = writev(t->sink_fd, iov, n);
+	if (w < 0)
+		return -1;
+	if ((size_t)w < total) {
+		size_t done = (size_t)w;
+		if (lost_before && done < sizeof(lost)) {
+			if (rec_write_all(t->sink_fd, (uint8_t *)&lost + done, sizeof(lost) - done))
+				return -1;
+			done = sizeof(lost);
+		}
+		size_t d = done - (lost_before ? sizeof(lost) : 0);
+		if (rec_write_all(t->sink_fd, data + d, len - d))
+			return -1;
+	}
+	return 0;
+}
+
+static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
+{
+	(void)s;
+	if (uftrace_xcoding() && t->sink_priv) {
+		struct xcode *x = t->sink_priv;
+		if (t->sink_fd >= 0 && lost_after + x->dropped)
+			uftrace_xcode_lost(x, lost_after + x->dropped);
+		if (t->sink_fd >= 0)
+			xcode_flush(x);
+		xcode_free(x);
+		t->sink_priv = NULL;
+		lost_after = 0;
+	}
+	if (t->sink_fd < 0)
+		return;
+	if (lost_after) {
+		struct uftrace_record lost = { 0,
+					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
+		rec_write_all(t->sink_fd, &lost, sizeof(lost));
+	}
+	close(t->sink_fd);
+	t->sink_fd = -1;
+}
+
+/* --- info (uftrace_info.c, shared with salvage) ------------------------------------------ */
+
+static void uftrace_finish(struct rec_session *s)
+{
+	struct uftrace_info_desc d = { 0 };
+	char exe[REC_PATH_MAX], tmp[64], cmdline[8192];
+	uint64_t now = rec_clock_ns();
+	int *tids = NULL, ntids, fd;
+	ssize_t n;
+
+	/* serialise finishing processes: the last to take the lock sees every .dat */
+	flock(s->dirfd, LOCK_EX);
+	ntids = uftrace_info_scan_tids(s->dirfd, &tids);
+	if (ntids <= 0) {
+		flock(s->dirfd, LOCK_UN);
+		free(tids);
+		return;
+	}
+	/* the program the user recorded, even after exec */
+	if (uftrace_info_first_exename(s->dirfd, exe, sizeof(exe)) < 0)
+		rec_snprintf(exe, sizeof(exe), "%s", s->exe);
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, cmdline, sizeof(cmdline) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	d.exename = exe;
+	d.cmdline = cmdline;
+	d.cmdline_len = n > 0 ? (size_t)n : 0;
+	d.tids = tids;
+	d.ntids = ntids;
+	d.date = time(NULL);
+	d.elapsed_ns = now - s->start_ns;
+	d.max_stack = s->cfg.max_stack;
+	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
+	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
+		rec_warn("cannot write %s/info:", s->dir);
+	flock(s->dirfd, LOCK_UN);
+	free(tids);
+}
+
+const struct rec_sink rec_sink_uftrace = {
+	.name = "uftrace",
+	.dir = "uftrace.data",
+	.encoding = REC_ENC_UFTRACE,
+	.open_session = uftrace_open_session,
+	.fork_child = uftrace_fork_child,
+	.open_thread = uftrace_open_thread,
+	.write_chunk = uftrace_write_chunk,
+	.close_thread = uftrace_close_thread,
+	.finish = uftrace_finish,
+};

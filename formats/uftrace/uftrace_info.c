@@ -1,0 +1,203 @@
+/*
+ * uftrace_info: write uftrace.data's info file and scan the directory for what it lists
+ * (see uftrace_info.h). Slow-path code: it allocates, and is called once per finishing
+ * process or salvage.
+ */
+#include "formats/uftrace/uftrace_info.h"
+#include "librecord/rec_config.h"
+#include "librecord/rec_util.h"
+#include "formats/uftrace/uftrace_format.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ubuf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void ubuf_add(struct ubuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ubuf_add(struct ubuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = 1;
+			return;
+		}
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->failed = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+}
+
+static int uftrace_tid_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+int uftrace_info_scan_tids(int dirfd, int **out)
+{
+	DIR *d = rec_opendir_at(dirfd);
+	int *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	*out = NULL;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		struct stat st;
+		if (end == de->d_name || strcmp(end, ".dat") != 0 || tid <= 0 || tid > 0x7fffffff)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_size == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			int *nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = (int)tid;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), uftrace_tid_cmp);
+	*out = v;
+	return (int)n;
+}
+
+int uftrace_info_first_exename(int dirfd, char *buf, size_t size)
+{
+	char line[REC_PATH_MAX + 128];
+	int fd = openat(dirfd, "task.txt", O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = -1;
+	FILE *f;
+
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "exename=\"");
+		if (strncmp(line, "SESS ", 5) != 0 || !p)
+			continue;
+		p += 9;
+		char *q = strrchr(p, '"');
+		if (q) {
+			*q = '\0';
+			rec_snprintf(buf, size, "%s", p);
+			ret = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static void uftrace_info_cmdline(struct ubuf *b, const char *s, size_t n)
+{
+	/* arguments end at NULs; a trailing NUL is not an empty argument */
+	while (n > 0 && s[n - 1] == '\0')
+		n--;
+	ubuf_add(b, "cmdline:");
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\0' || c == '\n')
+			ubuf_add(b, " ");
+		else if (c == '"' || c == '\\')
+			ubuf_add(b, "\\%c", c);
+		else
+			ubuf_add(b, "%c", c);
+	}
+	ubuf_add(b, "\n");
+}
+
+int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
+{
+	struct ubuf b = { 0 };
+	uint8_t hdr[UFTRACE_HEADER_SIZE];
+	uint64_t feat = UFTRACE_FEAT_TASK_SESSION | UFTRACE_FEAT_SYM_REL_ADDR |
+			UFTRACE_FEAT_MAX_STACK;
+	uint64_t info = UFTRACE_INFO_EXE_NAME | UFTRACE_INFO_CMDLINE | UFTRACE_INFO_TASKINFO |
+			UFTRACE_INFO_RECORD_DATE | UFTRACE_INFO_VERSION;
+	uint16_t max_stack = d->max_stack > 65535 ? 65535 : (uint16_t)d->max_stack;
+	uint32_t version = UFTRACE_FILE_VERSION;
+	uint16_t hsize = UFTRACE_HEADER_SIZE;
+	char date[64];
+	int fd, bad, saved;
+
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, UFTRACE_MAGIC, 8);
+	memcpy(hdr + 8, &version, 4);
+	memcpy(hdr + 12, &hsize, 2);
+	hdr[14] = 1; /* ELFDATA2LSB */
+	hdr[15] = 2; /* ELFCLASS64 */
+	memcpy(hdr + 16, &feat, 8);
+	memcpy(hdr + 24, &info, 8);
+	memcpy(hdr + 32, &max_stack, 2);
+
+	ubuf_add(&b, "exename:%s\n", d->exename);
+	uftrace_info_cmdline(&b, d->cmdline ? d->cmdline : d->exename,
+			     d->cmdline ? d->cmdline_len : strlen(d->exename));
+	ubuf_add(&b, "taskinfo:lines=2\ntaskinfo:nr_tid=%d\ntaskinfo:tids=", d->ntids);
+	for (int i = 0; i < d->ntids; i++)
+		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);
+	ubuf_add(&b, "\n");
+	if (!ctime_r(&d->date, date))
+		rec_snprintf(date, sizeof(date), "Thu Jan  1 00:00:00 1970");
+	date[strcspn(date, "\n")] = '\0';
+	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
+		 (unsigned long long)(d->elapsed_ns / 1000000000ull),
+		 (unsigned long long)(d->elapsed_ns % 1000000000ull));
+	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
+	if (b.failed) {
+		free(b.p);
+		errno = ENOMEM;
+		return -1;
+	}
+
+	fd = rec_open_write(dirfd, tmpname, O_TRUNC);
+	if (fd < 0) {
+		free(b.p);
+		return -1;
+	}
+	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0 || (b.p && rec_write_all(fd, b.p, b.len) < 0);
+	saved = errno;
+	close(fd);
+	free(b.p);
+	if (bad || renameat(dirfd, tmpname, dirfd, "info") < 0) {
+		saved = bad ? saved : errno;
+		unlinkat(dirfd, tmpname, 0);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}

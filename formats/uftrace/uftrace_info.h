@@ -1,0 +1,39 @@
+/*
+ * uftrace_info: the uftrace.data `info` file (40-byte header, then the sections its info_mask
+ * announces) and the directory facts it lists, written the way uftrace 0.13 reads it.
+ *
+ * Shared by the runtime's sink (sink_uftrace.c, at finish) and by salvage
+ * (formats/uftrace/salvage_uftrace.c), so that a salvaged trace's info is the one a finishing process
+ * would have written. Everything works on a directory descriptor; nothing here touches the
+ * session state.
+ */
+#ifndef UFTRACE_INFO_H
+#define UFTRACE_INFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct uftrace_info_desc {
+	const char *exename;  /* the recorded program (task.txt's first SESS exename) */
+	const char *cmdline;  /* arguments separated by NULs (as /proc/PID/cmdline) or spaces */
+	size_t cmdline_len;
+	const int *tids;      /* every thread with data, sorted */
+	int ntids;
+	time_t date;          /* record_date */
+	uint64_t elapsed_ns;  /* elapsed_time */
+	unsigned max_stack;   /* the header's max_stack (clamped to 65535) */
+};
+
+/* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */
+int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d);
+
+/* Every non-empty regular <tid>.dat in DIRFD, sorted; *OUT is malloc'ed (free it even when
+ * the count is 0). Returns the count, or -1. */
+int uftrace_info_scan_tids(int dirfd, int **out);
+
+/* The exename of task.txt's first SESS line into BUF (the program the user recorded, even
+ * after exec). 0 when found, -1 otherwise (BUF untouched). */
+int uftrace_info_first_exename(int dirfd, char *buf, size_t size);
+
+#endif
