@@ -33,7 +33,6 @@
 
 struct cr_options cr_opts;
 int cr_disabled;
-char cr_trace_path[REC_PATH_MAX];
 
 static pthread_once_t cr_once = PTHREAD_ONCE_INIT;
 
@@ -118,7 +117,7 @@ static const char *const cr_exec_env[] = { "CACHERAY_OPTIONS", NULL };
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "cacheray-rt",
 	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
-	.sink = &rec_sink_cacheray,
+	.sink = &cacheray_sink,
 	.thread_size = 0,
 	.configured = cr_configured,
 	.exec_keep = cr_exec_keep,

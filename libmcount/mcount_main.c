@@ -9,6 +9,7 @@
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
+#include "formats/xray/sink_xray.h"
 #include "formats/xcode/fn_decode.h"
 #include "formats/uftrace/uftrace_format.h"
 
@@ -21,7 +22,7 @@
 
 static void mc_configured(const struct rec_config *cfg)
 {
-	mc_tp_mode = rec_sess.sink == &rec_sink_tfile;
+	mc_tp_mode = rec_sess.sink == &tfile_sink;
 
 	/* uftrace's depth field has 10 bits: deeper frames could not be told apart */
 	mc_max_stack = cfg->max_stack > UFTRACE_DEPTH_MAX + 1 ? UFTRACE_DEPTH_MAX + 1 : cfg->max_stack;
@@ -47,15 +48,14 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 }
 
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
- * the uftrace records by their sinks (xray-rt/sink_xray.c is linked in) */
-extern const struct rec_sink rec_sink_xray __attribute__((visibility("hidden")));
-static const struct rec_sink *const mc_formats[] = { &rec_sink_tfile, &rec_sink_xray,
-						     &rec_sink_chrome, NULL };
+ * the uftrace records by their sinks */
+static const struct rec_sink *const mc_formats[] = { &tfile_sink, &xray_sink,
+						     &chrome_sink, NULL };
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",
 	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_BLOCK },
-	.sink = &rec_sink_uftrace,
+	.sink = &uftrace_sink,
 	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
 	.configured = mc_configured,
 	.started = mc_started,

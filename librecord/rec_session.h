@@ -63,6 +63,9 @@ struct rec_frontend {
 	/* optional: the thread is exiting (its last TSD destructor round, in the thread, while
 	 * it may still record): e.g. exits for frames a cancellation unwound */
 	void (*thread_exit)(struct rec_thread *t);
+	/* optional: events the front end still owed an exited thread's stream when the sink
+	 * closes it (XRay exits its full ring kept it from writing): the sink counts them lost */
+	uint64_t (*owed_at_close)(const struct rec_thread *t);
 	/* optional (rec_wrap_exec.c): the image ends in exec or _exit, write everything now;
 	 * NULL: rec_session_finish() if this process's session is active */
 	void (*image_end)(void);

@@ -30,7 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct ovni_proc ovni_proc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 __thread int ovni_tls_freed __attribute__((tls_model("initial-exec")));
 
 /* Recording is off (a set-up error, warned once): the thread's metadata is kept here, so that
@@ -44,28 +43,7 @@ static struct oj *ovni_meta_off(void)
 	return rec_self == REC_THREAD_OFF ? ovni_off_meta : NULL;
 }
 
-/* --- messages --------------------------------------------------------------------------- */
-
-static void ovni_vmsg(const char *prefix, const char *func, const char *fmt, va_list ap)
-{
-	char buf[1024];
-	int saved = errno;
-	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s: ", prefix);
-	int m;
-
-	if (func)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s: ", func);
-	m = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
-	if (m > 0)
-		n = n + (size_t)m < sizeof(buf) ? n + (size_t)m : sizeof(buf) - 1;
-	if (n > 0 && buf[n - 1] == ':' && n < sizeof(buf) - 2)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", strerror(saved));
-	if (n >= sizeof(buf) - 1)
-		n = sizeof(buf) - 2;
-	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, n);
-	errno = saved;
-}
+/* --- messages (ovni_vmsg: formats/ovni/ovni_state.c) ------------------------------------- */
 
 void ovni_die(const char *func, const char *fmt, ...)
 {
@@ -76,20 +54,7 @@ void ovni_die(const char *func, const char *fmt, ...)
 	abort();
 }
 
-void ovni_done_put(struct ovni_done *d)
-{
-	/* acq_rel: the last holder sees the other's writes before freeing */
-	if (__atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(d);
-}
 
-void ovni_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	ovni_vmsg("WARN", NULL, fmt, ap);
-	va_end(ap);
-}
 
 /* --- versions --------------------------------------------------------------------------- */
 
@@ -419,21 +384,6 @@ static void ovni_meta_changed(struct rec_thread *t)
 	t->fe_hold |= OVNI_HOLD_META;
 }
 
-int ovni_cpus_add(struct ovni_cpus *c, int index, int phyid)
-{
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct ovni_cpu *v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		c->v = v;
-		c->cap = cap;
-	}
-	c->v[c->n].index = index;
-	c->v[c->n].phyid = phyid;
-	c->n++;
-	return 0;
-}
 
 void ovni_add_cpu(int index, int phyid)
 {

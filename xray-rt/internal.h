@@ -21,6 +21,7 @@
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
 #include "formats/xray/fdr_encode.h"
+#include "formats/xray/sink_xray.h"
 #include "xray-rt/xray_asm.h"
 
 /* internal to the runtime: direct (not GOT) access from the hot path */
@@ -126,11 +127,6 @@ int xr_unpatch_all(void);
 extern uint32_t xr_patched; /* sleds currently patched */
 /* the function address of XRay id `fid`, 0 if none (the map's numbering) */
 uintptr_t xr_fn_addr(uint32_t fid);
-
-/* the sink (sink_xray.c) */
-extern const struct rec_sink rec_sink_xray;
-/* XRAY_OPTIONS' xray_logfile_base resolved against the start-up cwd, or "" (sink_xray.c) */
-extern char xr_logfile_base[REC_PATH_MAX];
 
 #pragma GCC visibility pop
 

@@ -82,7 +82,7 @@ static void xr_configured(const struct rec_config *cfg)
 	rec_frontend_self_storage.thread_size =
 		sizeof(struct xr_thread) + (size_t)xr_max_stack * sizeof(struct xr_frame);
 
-	if (rec_sess.sink != &rec_sink_xray || !opts ||
+	if (rec_sess.sink != &xray_sink || !opts ||
 	    xr_flag(opts, "xray_logfile_base", base, sizeof(base)) < 0 || !base[0])
 		return; /* the base names XRay logs only */
 	if (base[0] == '/' || !getcwd(cwd, sizeof(cwd)))
@@ -115,8 +115,8 @@ static void xr_started(void)
 
 /* the formats besides XRay's (FLIGHTREC_FORMAT): tracepoints; the others are written from the
  * FDR records by their sinks */
-static const struct rec_sink *const xr_formats[] = { &rec_sink_tfile, &rec_sink_uftrace,
-						     &rec_sink_chrome, NULL };
+static const struct rec_sink *const xr_formats[] = { &tfile_sink, &uftrace_sink,
+						     &chrome_sink, NULL };
 
 /* The thread is exiting with frames open (pthread_cancel unwound them without their exit
  * sleds): they end now, so the log has an exit for every entry. */
@@ -126,10 +126,22 @@ static void xr_thread_exit(struct rec_thread *t)
 		xr_unwind_to(UINTPTR_MAX);
 }
 
+/* exits still owed when the thread's stream is closed (its ring stayed full): the sink counts
+ * them lost */
+static uint64_t xr_owed_at_close(const struct rec_thread *t)
+{
+	const struct xr_thread *xt = xr_thread_of((struct rec_thread *)t);
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < xt->depth; i++)
+		n += xt->stack[i].owed;
+	return n;
+}
+
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
 	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
-	.sink = &rec_sink_xray,
+	.sink = &xray_sink,
 	.thread_size = sizeof(struct xr_thread) + 1024 * sizeof(struct xr_frame),
 	.configured = xr_configured,
 	.started = xr_started,
@@ -139,6 +151,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
 	.image_end = xr_finish,
 	.thread_exit = xr_thread_exit,
+	.owed_at_close = xr_owed_at_close,
 };
 
 __attribute__((constructor(101))) static void xr_init(void)

@@ -291,7 +291,7 @@ static int xr_patch_tp_sled(struct xr_sled *s)
 int xr_patch_all(void)
 {
 	uint32_t done = 0, skipped = 0;
-	int tp_mode = rec_sess.sink == &rec_sink_tfile;
+	int tp_mode = rec_sess.sink == &tfile_sink;
 
 	if (xr_load() <= 0)
 		return -1;

@@ -36,7 +36,10 @@
  * and the new image closes that inherited copy once it holds its own, so an image that
  * replaces itself appends to what the previous one wrote.
  */
-#include "cacheray-rt/internal.h"
+#include "formats/cacheray/sink_cacheray.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_thread.h"
+#include "librecord/rec_util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,6 +52,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+char cr_trace_path[REC_PATH_MAX];
 
 static int cr_fd = -1;
 static int cr_regular;  /* cr_fd is a regular file: appends have an offset */
@@ -325,7 +330,7 @@ static void cacheray_fork_child(struct rec_session *s, pid_t ppid)
 	cr_append_plock = 0;
 }
 
-const struct rec_sink rec_sink_cacheray = {
+const struct rec_sink cacheray_sink = {
 	.name = "cacheray",
 	.open_session = cacheray_open_session,
 	.fork_child = cacheray_fork_child,

@@ -312,7 +312,7 @@ out:
 	munmap(buf, size);
 }
 
-const struct rec_sink rec_sink_chrome = {
+const struct rec_sink chrome_sink = {
 	.name = "chrome",
 	.dir = ".",
 	.open_session = chrome_open_session,

@@ -9,7 +9,7 @@
 
 #pragma GCC visibility push(hidden)
 
-extern const struct rec_sink rec_sink_chrome;
+extern const struct rec_sink chrome_sink;
 
 #pragma GCC visibility pop
 

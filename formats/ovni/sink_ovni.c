@@ -26,7 +26,7 @@
  *                   process's file: under flock(loom dir), a process whose loom already has a
  *                   process with "cpus" merges its CPUs into that file instead of its own.
  */
-#include "ovni-rt/internal.h"
+#include "formats/ovni/ovni_state.h"
 #include "formats/ovni/ovni_stream_end.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"

@@ -405,7 +405,7 @@ out:
 	munmap(v, total);
 }
 
-const struct rec_sink rec_sink_tfile = {
+const struct rec_sink tfile_sink = {
 	.name = "tfile",
 	.encoding = REC_ENC_TP,
 	.dir = ".",

@@ -10,7 +10,7 @@
 
 #pragma GCC visibility push(hidden)
 
-extern const struct rec_sink rec_sink_tfile;
+extern const struct rec_sink tfile_sink;
 
 #pragma GCC visibility pop
 

@@ -165,7 +165,7 @@ void uftrace_note_dlopen(const char *libname, uintptr_t base)
 	char line[REC_PATH_MAX + 160], ts[32];
 	size_t n;
 
-	if (rec_sess.sink != &rec_sink_uftrace || !libname || !libname[0] ||
+	if (rec_sess.sink != &uftrace_sink || !libname || !libname[0] ||
 	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
 	    getpid() != rec_sess.pid)
 		return;
@@ -379,7 +379,7 @@ static void uftrace_finish(struct rec_session *s)
 	free(tids);
 }
 
-const struct rec_sink rec_sink_uftrace = {
+const struct rec_sink uftrace_sink = {
 	.name = "uftrace",
 	.dir = "uftrace.data",
 	.encoding = REC_ENC_UFTRACE,

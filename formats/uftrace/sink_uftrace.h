@@ -9,7 +9,7 @@
 
 #include "librecord/rec_sink.h"
 
-extern const struct rec_sink rec_sink_uftrace;
+extern const struct rec_sink uftrace_sink;
 
 /* A library dlopen'ed while this image records uftrace.data: its DLOP line in task.txt
  * (libname as the loader has it, loaded at base) and its .sym file, as uftrace writes them,

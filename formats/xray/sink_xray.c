@@ -39,13 +39,16 @@
  * No log is written for a process that recorded nothing (llvm-xray rejects a log without a
  * block). finish may run in a fatal-signal handler: it uses no stdio and no malloc.
  */
-#include "xray-rt/internal.h"
+#include "formats/xray/sink_xray.h"
+#include "formats/xray/fdr_encode.h"
 #include "formats/xray/xray_order.h"
 #include "formats/xray/xray_repair.h"
-#include "librecord/rec_clock.h"
-#include "librecord/rec_symtab.h"
-#include "librecord/rec_util.h"
 #include "formats/xcode/xcode.h"
+#include "librecord/rec_clock.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_symtab.h"
+#include "librecord/rec_thread.h"
+#include "librecord/rec_util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -229,15 +232,12 @@ static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 {
 	struct xcode *x = xr_xcoding ? t->sink_priv : NULL;
 
-	(void)s;
 	(void)lost_after;
-	if (!xr_xcoding && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+	if (!xr_xcoding && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) && s->fe &&
+	    s->fe->owed_at_close)
 		/* exits still owed when the thread ended (its ring stayed full): lost after all
 		 * (not counted when they failed, since a later hook usually writes them) */
-		const struct xr_thread *xt = xr_thread_of(t);
-		for (uint32_t i = 0; i < xt->depth; i++)
-			t->lost[REC_LOST_FULL] += xt->stack[i].owed;
-	}
+		t->lost[REC_LOST_FULL] += s->fe->owed_at_close(t);
 	if (x && t->sink_fd >= 0 && x->events) {
 		/* the frames still open end with the stream, as xray-rt's own do at finish */
 		struct xr_xcode_arg a = { x, 1 };
@@ -599,7 +599,7 @@ out:
 	munmap(v, vsize + scratch_size + bufsize);
 }
 
-const struct rec_sink rec_sink_xray = {
+const struct rec_sink xray_sink = {
 	.name = "xray",
 	.encoding = REC_ENC_FDR,
 	.open_session = xray_open_session,

@@ -1,0 +1,21 @@
+/*
+ * sink_xray: the XRay FDR log writer (see sink_xray.c), for xray-rt's own records and, through
+ * formats/xcode, for any other function hook's.
+ */
+#ifndef SINK_XRAY_H
+#define SINK_XRAY_H
+
+#include "librecord/rec_sink.h"
+#include "librecord/rec_config.h"
+
+#pragma GCC visibility push(hidden)
+
+extern const struct rec_sink xray_sink;
+
+/* XRAY_OPTIONS' xray_logfile_base resolved against the start-up cwd, or "": where the log goes
+ * (the front end that reads XRAY_OPTIONS sets it before the session starts) */
+extern char xr_logfile_base[REC_PATH_MAX];
+
+#pragma GCC visibility pop
+
+#endif
