@@ -1,6 +1,6 @@
 /*
  * runtime_stats: the runtime's own counters in `flightrec stats`, for every format (the
- * .flightrec/stats.<pid>.* files next to the trace, readers/rtstats.h).
+ * .flightrec/stats.<pid>.* files next to the trace, formats/common/rtstats.h).
  *
  * Output, after the format's own statistics (nothing when there is no .flightrec):
  *   (blank line)

@@ -1,5 +1,5 @@
 /*
- * fuzz_cacheray: the Cacheray trace reader (readers/cacheray_trace.c) through `flightrec
+ * fuzz_cacheray: the Cacheray trace reader (formats/cacheray/read_cacheray.c) through `flightrec
  * verify/dump/stats` of the trace file, then its record walk over the bytes in memory with a
  * callback that reads every name byte.
  */

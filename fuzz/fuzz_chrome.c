@@ -1,6 +1,6 @@
 /*
- * fuzz_chrome: the Chrome trace event JSON reader (readers/chrome_trace.c, over
- * readers/ovni_json.c) through `flightrec verify/dump/stats` of the file, then its event walk
+ * fuzz_chrome: the Chrome trace event JSON reader (formats/chrome/read_chrome.c, over
+ * formats/common/rd_json.c) through `flightrec verify/dump/stats` of the file, then its event walk
  * with a callback that reads every event's name.
  */
 #include "fuzz/fuzz.h"

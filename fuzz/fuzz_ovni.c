@@ -1,5 +1,5 @@
 /*
- * fuzz_ovni: the ovni trace reader (readers/ovni_*.c, layouts v2 and v3) through `flightrec
+ * fuzz_ovni: the ovni trace reader (formats/ovni/read_*.c, layouts v2 and v3) through `flightrec
  * verify/dump/stats` of the trace directory, then the JSON parser alone on a replaced
  * metadata file, and every stream walked with a cursor.
  */

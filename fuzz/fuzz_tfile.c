@@ -1,5 +1,5 @@
 /*
- * fuzz_tfile: the GDB trace file reader (readers/tfile.c) through `flightrec verify/dump/stats`
+ * fuzz_tfile: the GDB trace file reader (formats/tfile/read_tfile.c) through `flightrec verify/dump/stats`
  * of the file, then its own walk with callbacks that read every block byte and register.
  */
 #include "fuzz/fuzz.h"

@@ -1,6 +1,6 @@
 /*
- * fuzz_uftrace: the uftrace.data reader (readers/uftrace_*.c) and the runtime's counters
- * (readers/rtstats.c), through `flightrec verify/dump/stats` of a whole directory, then the
+ * fuzz_uftrace: the uftrace.data reader (formats/uftrace/read_*.c) and the runtime's counters
+ * (formats/common/rtstats.c), through `flightrec verify/dump/stats` of a whole directory, then the
  * parser of the file that was replaced, alone (strict and lenient), so a file is fuzzed past
  * an earlier file's error too.
  */

@@ -1,5 +1,5 @@
 /*
- * fuzz_xray: the XRay FDR reader (readers/xray_fdr.c, versions 1 to 5) through `flightrec
+ * fuzz_xray: the XRay FDR reader (formats/xray/read_xray.c, versions 1 to 5) through `flightrec
  * verify/dump/stats` of the log file, then its record walk over the bytes in memory with a
  * callback that reads every payload byte (so a payload past the end is caught by ASan).
  */

@@ -1,6 +1,6 @@
 /*
  * rec_stats: the runtime's own account of a process image, .flightrec/stats.<pid>.<start ns>,
- * read by `flightrec stats` and `flightrec record` (readers/rtstats.h).
+ * read by `flightrec stats` and `flightrec record` (formats/common/rtstats.h).
  *
  * "key=value" lines: the image's totals (pid, ppid, exe, format, threads, events, bytes,
  * lost_full, lost_nested, lost_dead, lost_depth) and one line per thread that attached:

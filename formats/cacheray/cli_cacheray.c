@@ -1,6 +1,6 @@
 /*
- * fmt_cacheray: the Cacheray entry of the format table: verify, dump and stats of Cacheray
- * traces (readers/cacheray_trace).
+ * cli_cacheray: the Cacheray entry of the format table: verify, dump and stats of Cacheray
+ * traces (formats/cacheray/read_cacheray).
  *
  * PATH is one trace, or a directory: then every *.trace in it that is a Cacheray trace (what
  * `flightrec record -d DIR` of a TSan-instrumented program leaves: DIR/cacheray.trace), in name

@@ -1,5 +1,5 @@
 /*
- * cacheray_trace: the Cacheray trace walker (see cacheray_trace.h for the rules).
+ * read_cacheray: the Cacheray trace walker (see read_cacheray.h for the rules).
  *
  * Invariant: no read past `end`; every length taken from the file is checked against what is
  * left before it is used (a name length near 2^32 cannot wrap the bound).

@@ -1,5 +1,5 @@
 /*
- * cacheray_trace: reader and strict linter of Cacheray traces (shared/formats/cacheray.md,
+ * read_cacheray: reader and strict linter of Cacheray traces (shared/formats/cacheray.md,
  * and shared/anchors/cacheray.md for what Cacheray's own tools read) (prefix crt_).
  *
  * Role: walk a trace record by record, hand each decoded record to a callback (dump, stats)

@@ -1,9 +1,9 @@
 /*
- * cacheray_salvager: salvage for Cacheray traces (cacheray-rt's rings, format "cacheray").
+ * salvage_cacheray: salvage for Cacheray traces (cacheray-rt's rings, format "cacheray").
  *
  * Every thread of every process of a recording appends whole chunks to ONE trace file (no
  * header), named in each ring's header (out_path), under the sink's append lock
- * (cacheray-rt/sink_cacheray.c): a chunk's offset is taken and recorded in its ring's header
+ * (formats/cacheray/sink_cacheray.c): a chunk's offset is taken and recorded in its ring's header
  * (write_pos, write_len) before its write, and the write recorded done before the lock goes.
  * A dead process leaves its rings; the trace holds what it wrote, possibly with the part of a
  * chunk a kill cut short, exactly at that ring's write_pos. Salvage, per trace file, while it
@@ -338,7 +338,7 @@ static int cs_salvage_trace(struct rec_salvage_ctx *ctx, struct rec_salvage_ring
 			rec_salvage_tail_done(r);
 		r->ok = true;
 	}
-	/* the runtime's append journal of this trace (cacheray-rt/sink_cacheray.c): no process
+	/* the runtime's append journal of this trace (formats/cacheray/sink_cacheray.c): no process
 	 * appends any more (the lock above), nothing in it is needed */
 	if (ctx->ringdirfd >= 0) {
 		char jname[64];

@@ -1,5 +1,5 @@
 /*
- * fmt_chrome: the Chrome trace event JSON entry of the format table (readers/chrome_trace):
+ * cli_chrome: the Chrome trace event JSON entry of the format table (formats/chrome/read_chrome):
  * what `flightrec record --format=chrome` writes (<program>.json per process), and any
  * trace in the Trace Event Format.
  *

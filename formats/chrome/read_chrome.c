@@ -1,5 +1,5 @@
 /*
- * chrome_trace: Chrome trace event JSON reader (see chrome_trace.h).
+ * read_chrome: Chrome trace event JSON reader (see read_chrome.h).
  */
 #include "formats/chrome/read_chrome.h"
 #include "formats/common/rd_json.h"

@@ -1,8 +1,8 @@
 /*
- * chrome_trace: reader and linter of Chrome trace event JSON files (the Trace Event Format
+ * read_chrome: reader and linter of Chrome trace event JSON files (the Trace Event Format
  * that chrome://tracing and Perfetto load) (prefix ctr_).
  *
- * Role: parse a file (readers/ovni_json) and hand each event to a callback, checking the rules
+ * Role: parse a file (formats/common/rd_json) and hand each event to a callback, checking the rules
  * a viewer relies on; the first broken rule stops the reader, naming the event by its index:
  *   - the file is JSON: an object with a "traceEvents" array (JSON Object Format) or an array
  *     (JSON Array Format);
@@ -13,7 +13,7 @@
  *     an X event has a numeric "dur" of at least 0.
  * Open B events at the end are counted, not errors (a viewer draws them to the end).
  *
- * Written apart from the writer (librecord/sink_chrome.c) on purpose.
+ * Written apart from the writer (formats/chrome/sink_chrome.c) on purpose.
  */
 #ifndef FLIGHTREC_READERS_CHROME_TRACE_H
 #define FLIGHTREC_READERS_CHROME_TRACE_H

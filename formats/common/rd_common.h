@@ -3,7 +3,7 @@
  *
  * Role: one error type that names the file, the byte offset and the rule a trace broke;
  * bounded whole-file loading; a line iterator and a strict token scanner over memory.
- * Every parser in readers/ works on (pointer, length) spans taken from these helpers, so a
+ * Every reader in formats/ works on (pointer, length) spans taken from these helpers, so a
  * fuzzer can feed any of them a buffer directly.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /*
- * ovni_json: a recursive-descent JSON parser for metadata files (see ovni_json.h).
+ * rd_json: a recursive-descent JSON parser for metadata files (see rd_json.h).
  */
 #include "formats/common/rd_json.h"
 #include "formats/common/rd_common.h"

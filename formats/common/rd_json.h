@@ -1,5 +1,5 @@
 /*
- * ovni_json: the JSON reader behind the ovni trace reader (metadata files).
+ * rd_json: the JSON reader behind the ovni trace reader (metadata files).
  *
  * Role: parse one metadata file into a read-only tree and look keys up by plain name or by
  * dot path, the way ovniemu's parson calls do (json_object_dotget_*). Accepts what ovniemu

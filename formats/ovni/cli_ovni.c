@@ -1,6 +1,6 @@
 /*
- * fmt_ovni: the ovni entry of the format table: verify, dump and stats of ovni trace
- * directories, layouts v2 and v3 (readers/ovni_trace).
+ * cli_ovni: the ovni entry of the format table: verify, dump and stats of ovni trace
+ * directories, layouts v2 and v3 (formats/ovni/read_ovni).
  *
  *   verify  one line on stdout: "<PATH>: ok (ovni v<2|3>, <N> looms, <N> processes, <N>
  *           threads, <N> cpus, <N> events: <N> flush markers, <N> jumbo; libovni <version>

@@ -1,5 +1,5 @@
 /*
- * ovni_trace: find, load and check ovni traces (see ovni_trace.h for the rules).
+ * read_ovni: find, load and check ovni traces (see read_ovni.h for the rules).
  *
  * Messages follow ovniemu's wording where it has one, so a user can match them with what the
  * emulator would say. Files are mapped read-only; nothing is trusted: every size read from a

@@ -1,5 +1,5 @@
 /*
- * ovni_trace: reader and linter of ovni trace directories, layouts v2 and v3
+ * read_ovni: reader and linter of ovni trace directories, layouts v2 and v3
  * (shared/formats/ovni.md; shared/anchors/ovni.md for what ovniemu 1.10 and 1.14 check).
  *
  * Role: find the streams of a trace directory the way ovniemu does (v3: every directory

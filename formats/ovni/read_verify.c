@@ -1,5 +1,5 @@
 /*
- * ovni_verify: the event rules of the ovni trace linter (see ovni_trace.h): models, the ovni
+ * read_verify: the event rules of the ovni trace linter (see read_ovni.h): models, the ovni
  * model's thread states, payloads and marks, threads dead at the end, and the clock gate.
  *
  * Each stream is walked on its own, in file order: every rule here depends only on the

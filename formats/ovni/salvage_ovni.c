@@ -1,5 +1,5 @@
 /*
- * ovni_salvager: salvage for ovni traces (ovni-rt's rings, format "ovni"), layouts v2 and v3.
+ * salvage_ovni: salvage for ovni traces (ovni-rt's rings, format "ovni"), layouts v2 and v3.
  *
  * What a dead ovni-rt process leaves: per thread that had called ovni_thread_init and not yet
  * finished, its ring and, beside it, .flightrec/ring.<pid>.<tid>.ovni (sink_ovni.c), which

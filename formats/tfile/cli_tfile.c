@@ -1,6 +1,6 @@
 /*
- * fmt_tfile: the GDB trace file entry of the format table: verify, dump and stats of tfiles
- * (readers/tfile).
+ * cli_tfile: the GDB trace file entry of the format table: verify, dump and stats of tfiles
+ * (formats/tfile/read_tfile).
  *
  * PATH is one trace file, or a directory: then every trace file in it (what `flightrec record
  * --format=tfile` leaves: <program>.tf, and <program>.<pid>.tf per forked process), in name

@@ -1,5 +1,5 @@
 /*
- * tfile: GDB trace file reader (see tfile.h for the rules).
+ * read_tfile: GDB trace file reader (see read_tfile.h for the rules).
  *
  * The file is mapped read-only; nothing found in it is trusted as a size before it has been
  * checked against the end of the file (or of its frame).

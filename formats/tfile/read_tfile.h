@@ -1,5 +1,5 @@
 /*
- * tfile: reader and strict linter of GDB trace files (gdb's `tsave`/`target tfile` format;
+ * read_tfile: reader and strict linter of GDB trace files (gdb's `tsave`/`target tfile` format;
  * shared/formats/gdb-tfile.txt, with the corrections of shared/anchors/gdb-tfile.md) (prefix
  * tfr_).
  *
@@ -24,7 +24,7 @@
  *     line's tframes, when given, is the number of frames.
  * Unknown definition lines are counted, not errors (gdb warns and ignores them).
  *
- * Written apart from the writer (librecord/sink_tfile.c) on purpose.
+ * Written apart from the writer (formats/tfile/sink_tfile.c) on purpose.
  */
 #ifndef FLIGHTREC_READERS_TFILE_H
 #define FLIGHTREC_READERS_TFILE_H

@@ -1,5 +1,5 @@
 /*
- * tfile_salvager: salvage for GDB trace files (tracepoints, rings of format "tfile").
+ * salvage_tfile: salvage for GDB trace files (tracepoints, rings of format "tfile").
  *
  * What a dead process image that recorded tracepoints leaves in <dir>/.flightrec: a ring per
  * thread not yet closed; a spool per thread, tfile.<pid>.<session ns>.<tid>, holding the ring

@@ -1,5 +1,5 @@
 /*
- * uftrace_dump: `flightrec dump` for a uftrace.data directory.
+ * cli_dump: `flightrec dump` for a uftrace.data directory.
  *
  * Role: print everything a reader needs to see to debug a writer, in this order:
  *   == header               the 40 header bytes, decoded (feature and info bits named)

@@ -1,5 +1,5 @@
 /*
- * uftrace_stats: `flightrec stats` for a uftrace.data directory.
+ * cli_stats: `flightrec stats` for a uftrace.data directory.
  *
  * Output (default):
  *   tid  records  entries  exits  events  lost  bytes  first_time  last_time    one row per

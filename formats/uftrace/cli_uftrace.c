@@ -1,7 +1,7 @@
 /*
- * fmt_uftrace: the uftrace.data entry of the format table, and its verify command.
+ * cli_uftrace: the uftrace.data entry of the format table, and its verify command.
  *
- * Role: verify opens the directory strictly (readers/uftrace_reader), runs every remaining
+ * Role: verify opens the directory strictly (formats/uftrace/read_uftrace), runs every remaining
  * rule and prints either the first broken rule (one line on stderr, exit 1) or one summary
  * line on stdout:
  *   <PATH>: ok (uftrace.data v<file version>, <N> threads, <N> records: <N> entries,

@@ -1,6 +1,6 @@
 /*
- * uftrace_cmds.h: the uftrace.data implementations of verify, dump and stats (prefix ufcli_),
- * gathered into cli_format_uftrace by fmt_uftrace.c.
+ * cli_uftrace.h: the uftrace.data implementations of verify, dump and stats (prefix ufcli_),
+ * gathered into cli_format_uftrace by cli_uftrace.c (dump and stats: cli_dump.c, cli_stats.c).
  */
 #ifndef FLIGHTREC_CLI_UFTRACE_CMDS_H
 #define FLIGHTREC_CLI_UFTRACE_CMDS_H

@@ -1,5 +1,5 @@
 /*
- * uftrace_args: sizing the argument / return value payloads of ENTRY and EXIT records.
+ * read_args: sizing the argument / return value payloads of ENTRY and EXIT records.
  *
  * Role: a record with the `more` bit carries payload bytes that are not self-describing; their
  * layout comes from the ARG_SPEC info section and, for "auto" arguments, from uftrace's table

@@ -1,5 +1,5 @@
 /*
- * uftrace_dat: the <tid>.dat record stream and the per-thread rules.
+ * read_dat: the <tid>.dat record stream and the per-thread rules.
  *
  * Role: decode 16-byte records (u64 time, u64 word: type:2 more:1 magic:3 depth:10 addr:48)
  * with their optional payloads, and check one thread's stream:

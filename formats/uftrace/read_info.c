@@ -1,5 +1,5 @@
 /*
- * uftrace_info: the `info` file of a uftrace.data directory.
+ * read_info: the `info` file of a uftrace.data directory.
  *
  * Role: decode the 40-byte binary header and walk the text sections in info_mask bit order,
  * the way uftrace 0.13's read_uftrace_info() does: a set bit means its section must come next

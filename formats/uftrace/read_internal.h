@@ -1,8 +1,8 @@
 /*
- * readers/internal.h: what the uftrace reader's files share and nobody else sees.
+ * read_internal.h: what the uftrace reader's files share and nobody else sees.
  *
- * Role: the argument-payload sizing built from the ARG_SPEC info section (uftrace_args.c),
- * used by the directory reader (uftrace_reader.c) as the record iterator's payload callback.
+ * Role: the argument-payload sizing built from the ARG_SPEC info section (read_args.c),
+ * used by the directory reader (read_uftrace.c) as the record iterator's payload callback.
  */
 #ifndef FLIGHTREC_READERS_INTERNAL_H
 #define FLIGHTREC_READERS_INTERNAL_H

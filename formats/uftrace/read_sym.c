@@ -1,5 +1,5 @@
 /*
- * uftrace_sym: session maps (sid-<sid>.map) and symbol tables (<module>.sym, or the ELF file).
+ * read_sym: session maps (sid-<sid>.map) and symbol tables (<module>.sym, or the ELF file).
  *
  * Role: what uftrace 0.13 needs to turn a record address into a name. A map line is
  * "<start>-<end> <prot> <off> <dev> <inode> [<path> [build-id:<hex>]]"; consecutive lines of

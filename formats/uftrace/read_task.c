@@ -1,5 +1,5 @@
 /*
- * uftrace_task: task.txt, the task and session log of a uftrace.data directory.
+ * read_task: task.txt, the task and session log of a uftrace.data directory.
  *
  * Role: parse the four line kinds uftrace 0.13 reads (read_task_txt_file):
  *   SESS timestamp=<sec>.<nsec> pid=<pid> sid=<16 hex> exename="<path>"

@@ -1,5 +1,5 @@
 /*
- * uftrace_reader: a whole uftrace.data directory, and the rules between its files.
+ * read_uftrace: a whole uftrace.data directory, and the rules between its files.
  *
  * Role: ufr_open() loads info, task.txt and every session's map and checks the cross-file
  * rules uftrace 0.13 depends on; ufr_verify() then checks the .sym files and every thread's

@@ -1,5 +1,5 @@
 /*
- * uftrace_reader: the offline reader and linter for uftrace.data directories (prefix ufr_).
+ * read_uftrace: the offline reader and linter for uftrace.data directories (prefix ufr_).
  *
  * Role: parse every file of a uftrace.data directory exactly as far as uftrace 0.13 depends
  * on it, and check the rules 0.13 enforces (shared/anchors/uftrace.md) plus the nesting and

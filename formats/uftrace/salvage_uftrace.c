@@ -1,5 +1,5 @@
 /*
- * uftrace_salvager: salvage for uftrace.data (libmcount's rings, format "uftrace").
+ * salvage_uftrace: salvage for uftrace.data (libmcount's rings, format "uftrace").
  *
  * What a SIGKILLed libmcount process leaves: task.txt with its SESS and TASK lines (written
  * before any record of the session or thread), sid-<sid>.map and the .sym (written at

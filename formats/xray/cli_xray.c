@@ -1,6 +1,6 @@
 /*
- * fmt_xray: the XRay FDR entry of the format table: verify, dump and stats of FDR logs
- * (versions 1 to 5, readers/xray_fdr).
+ * cli_xray: the XRay FDR entry of the format table: verify, dump and stats of FDR logs
+ * (versions 1 to 5, formats/xray/read_xray).
  *
  * PATH is one log, or a directory: then every FDR log in it (what `flightrec record` of an
  * XRay program leaves: one xray-log.<prog>.<suffix> per process), in name order.

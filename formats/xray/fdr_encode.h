@@ -6,7 +6,7 @@
  * that many bytes of records. Function records are 8 bytes (bit 0 = 0, bits 1-3 type, bits 4-31
  * function id, then a 32-bit TSC delta from the previous timestamped record); metadata
  * records are 16 bytes (byte 0 = kind << 1 | 1, then 15 payload bytes). Nothing is aligned.
- * The reader (readers/xray_fdr.c) is written apart from these encoders on purpose.
+ * The reader (formats/xray/read_xray.c) is written apart from these encoders on purpose.
  */
 #ifndef XRAY_RT_FDR_ENCODE_H
 #define XRAY_RT_FDR_ENCODE_H

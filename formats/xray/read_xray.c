@@ -1,5 +1,5 @@
 /*
- * xray_fdr: walk and lint XRay FDR logs (see xray_fdr.h for the rules).
+ * read_xray: walk and lint XRay FDR logs (see read_xray.h for the rules).
  *
  * The block grammar is llvm-xray 14's (BlockVerifier), made a little stricter where the spec
  * is: a CallArgument follows an entry-with-arguments record (or another CallArgument), not any

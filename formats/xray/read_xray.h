@@ -1,5 +1,5 @@
 /*
- * xray_fdr: reader and linter of XRay FDR logs, versions 1 to 5 (shared/formats/xray-fdr.rst,
+ * read_xray: reader and linter of XRay FDR logs, versions 1 to 5 (shared/formats/xray-fdr.rst,
  * and shared/anchors/xray.md for what llvm-xray 14 reads).
  *
  * Role: walk a log record by record, checking the grammar (file header; buffers of the header's

@@ -1,5 +1,5 @@
 /*
- * xray_salvager: salvage for XRay FDR logs (xray-rt's rings, format "xray").
+ * salvage_xray: salvage for XRay FDR logs (xray-rt's rings, format "xray").
  *
  * What a dead xray-rt process image leaves in <dir>/.flightrec: a ring per thread not yet
  * closed, and a spool per thread, xray.<pid>.<session ns>.<tid> (".lossy" once its stream has
@@ -10,7 +10,7 @@
  *      with a NewCPUId, so the stream needs no repair at the seams); a chunk after lost
  *      events marks the spool .lossy, as the sink does;
  *   2. the log is assembled from every spool of the image, as the sink's finish does
- *      (xray-rt/sink_xray.c): a version-5 header with the image's calibrated TSC rate, one
+ *      (formats/xray/sink_xray.c): a version-5 header with the image's calibrated TSC rate, one
  *      block per thread ordered by first TSC, the "flightrec: trace start" marker for the
  *      thread llvm-xray replays first when it is not the earliest (xray_order.h), lossy
  *      streams repaired (xray_repair.h); then the spools go.

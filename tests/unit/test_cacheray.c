@@ -2,7 +2,7 @@
  * test_cacheray: the Cacheray side of flightrec without a traced program.
  *
  *  - cacheray-rt's record encoders (cacheray-rt/internal.h) against the independent reader
- *    (readers/cacheray_trace): every field at its extremes survives the round trip;
+ *    (formats/cacheray/read_cacheray): every field at its extremes survives the round trip;
  *  - the reader's rules, one broken rule per buffer, each reported with the offending record's
  *    offset (unknown types, flags on RTTA tags, every truncation point, empty accesses, NUL in a
  *    type name), and the legal corner cases (empty trace, ATOMIC|UNALIGNED together);

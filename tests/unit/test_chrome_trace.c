@@ -1,5 +1,5 @@
 /*
- * test_chrome_trace: the Chrome trace event reader (readers/chrome_trace.c) on small files
+ * test_chrome_trace: the Chrome trace event reader (formats/chrome/read_chrome.c) on small files
  * written here: what it counts in a good trace, and the rule and event index it names for
  * each broken one (no "ph", no numeric ts, a pid or tid no int64 holds, an E without its B, a
  * negative X duration, not JSON at all).

@@ -1,6 +1,6 @@
 /*
- * test_ovni_json: ovni-rt's JSON writer (ovni-rt/ovni_json.c, compiled in here) against the
- * files libovni writes, and against the reader's own parser (readers/ovni_json.c).
+ * test_ovni_json: ovni-rt's JSON writer (formats/ovni/ovni_json.c) against the
+ * files libovni writes, and against the reader's own parser (formats/common/rd_json.c).
  *
  *  - the metadata of the reference trace's main thread (shared/samples/ovni/trace-v3, written
  *    by libovni 1.14), built key by key in libovni's order, serializes to the same text;

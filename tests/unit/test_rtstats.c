@@ -1,5 +1,5 @@
 /*
- * test_rtstats: the reader of the runtime's stats files (readers/rtstats.c): per-thread lines,
+ * test_rtstats: the reader of the runtime's stats files (formats/common/rtstats.c): per-thread lines,
  * their sums against the totals, every rule with its offset and line, the caps, the files a
  * directory holds (a killed process's .part is not one), and random damage never crashing or
  * leaking (run it under ASan).

@@ -8,7 +8,7 @@
  * ring (flock held) left alone, a second salvage writing nothing. uftrace: a trace whose
  * writer was killed in the middle of a chunk (a cut .dat, a half-written task.txt line, no
  * info) comes out whole: every record exactly once, in order, accepted by the reader
- * (readers/uftrace_reader), LOST records where the ring says events were lost (before a
+ * (formats/uftrace/read_uftrace), LOST records where the ring says events were lost (before a
  * chunk, after the last one, the overwrite policy's reused chunks), once. Last, random
  * damage to a ring never makes salvage crash or write outside the trace (run it under ASan).
  */

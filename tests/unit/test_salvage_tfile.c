@@ -4,7 +4,7 @@
  * process is killed.
  *
  * A whole image (one thread with its ring and spool, one already closed with a spool only)
- * comes out as <program>.tf, accepted by the reader (readers/tfile.c): every committed record
+ * comes out as <program>.tf, accepted by the reader (formats/tfile/read_tfile.c): every committed record
  * exactly once as a frame, in time order, the hit counts of the definitions file, and the gdb
  * script beside it; nothing left in .flightrec. A write the kill cut short is undone, not
  * doubled. Without a definitions file, or with one that fails a check (a number out of range,

@@ -1,6 +1,6 @@
 /*
- * test_tfile: the GDB trace file writer's frame encoding (librecord/sink_tfile.c) against the
- * offline reader (readers/tfile), written apart: a frame built from a tracepoint hit reads back
+ * test_tfile: the GDB trace file writer's frame encoding (formats/tfile/sink_tfile.c) against the
+ * offline reader (formats/tfile/read_tfile), written apart: a frame built from a tracepoint hit reads back
  * block for block (the register block at gdb's amd64 offsets, the stack slice, the trace state
  * variables); every rule of the reader rejects a file that breaks it, naming the offset; the
  * files gdb itself wrote (shared/samples/gdb-tfile) pass. Also: tracepoints resolved by name

@@ -1,5 +1,5 @@
 /*
- * test_uftrace_reader: the uftrace.data reader and linter (readers/uftrace_reader.h).
+ * test_uftrace_reader: the uftrace.data reader and linter (formats/uftrace/read_uftrace.h).
  *
  * The two golden samples of shared/samples are embedded below byte for byte (a fresh clone
  * has no shared/ directory; test_golden_copies_match compares them with the originals when

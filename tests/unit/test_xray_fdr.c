@@ -1,6 +1,6 @@
 /*
- * test_xray_fdr: xray-rt's FDR encoders (xray-rt/fdr_encode.h) against the offline reader
- * (readers/xray_fdr), which were written apart: a log built with the encoders reads back
+ * test_xray_fdr: xray-rt's FDR encoders (formats/xray/fdr_encode.h) against the offline reader
+ * (formats/xray/read_xray), which were written apart: a log built with the encoders reads back
  * record for record (values, the running TSC, counts), logs of versions 1 to 4 in their own
  * shapes are accepted, and every rule of the reader rejects a log that breaks it, naming the
  * offset of the offending record.
