@@ -27,6 +27,7 @@
 #include "formats/xray/fdr_encode.h"
 #include "formats/xray/xray_order.h"
 #include "formats/xray/xray_repair.h"
+#include "formats/xray/xray_logname.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -240,20 +240,11 @@ static uint64_t xs_tsc_to_ns(const struct rec_clock *c, uint64_t tsc)
 
 static int xs_create_log(struct rec_salvage_ctx *ctx, int32_t pid, char *name, size_t size)
 {
-	static const char chars[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
 	for (int tries = 0; tries < 100; tries++) {
-		uint8_t r[6];
 		char sfx[7];
 		int fd;
 
-		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-			for (int i = 0; i < 6; i++)
-				r[i] = (uint8_t)(rand() + tries);
-		for (int i = 0; i < 6; i++)
-			sfx[i] = chars[r[i] % (sizeof(chars) - 1)];
-		sfx[6] = '\0';
+		xray_log_suffix(sfx, tries);
 		snprintf(name, size, "xray-log.salvaged-%d.%s", (int)pid, sfx);
 		fd = openat(ctx->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0666);

@@ -43,6 +43,7 @@
 #include "formats/xray/fdr_encode.h"
 #include "formats/xray/xray_order.h"
 #include "formats/xray/xray_repair.h"
+#include "formats/xray/xray_logname.h"
 #include "formats/xcode/xcode.h"
 #include "librecord/rec_clock.h"
 #include "librecord/rec_session.h"
@@ -57,7 +58,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -419,21 +419,11 @@ static int xr_copy_spool(struct rec_session *s, const struct xr_spool *sp, int o
 /* The log file, created with a fresh random suffix; its path in `path`. */
 static int xr_create_log(struct rec_session *s, char *path, size_t size)
 {
-	static const char chars[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
 	for (int tries = 0; tries < 100; tries++) {
-		uint8_t r[6];
 		char sfx[7];
 		int fd;
 
-		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-			uint64_t x = rec_clock_tsc() * 0x9e3779b97f4a7c15ull + (uint64_t)tries;
-			memcpy(r, &x, sizeof(r));
-		}
-		for (int i = 0; i < 6; i++)
-			sfx[i] = chars[r[i] % (sizeof(chars) - 1)];
-		sfx[6] = '\0';
+		xray_log_suffix(sfx, tries);
 		if (xr_logfile_base[0]) {
 			rec_snprintf(path, size, "%s%s.%s", xr_logfile_base, xr_prog, sfx);
 			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
