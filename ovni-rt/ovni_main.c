@@ -10,7 +10,8 @@
  *
  * Misuse of the API dies as libovni does ("FATAL: <call>: <why>", abort); a set-up failure
  * (a directory that cannot be created, a ring that cannot be mapped) warns once and turns
- * recording off: the program runs on and every later call does nothing.
+ * recording off: the program runs on and every later call does nothing. A setuid/setgid
+ * process (AT_SECURE) is off from ovni_proc_init() on, silently: it creates nothing.
  *
  * Fork: our atfork child handler is registered before librecord's, so it runs first in the
  * child. It forgets the parent's process state (the child may call ovni_proc_init() for its
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -317,7 +319,9 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	p->pid = pid;
 	p->layout = ovni_layout_from_env();
 	p->off = 0;
-	if (ovni_proc_dirs(loom, pid) < 0) {
+	/* setuid/setgid: nothing is created or written for a privileged image (librecord's
+	 * session start says the same, but it comes after the directories below) */
+	if (getauxval(AT_SECURE) || ovni_proc_dirs(loom, pid) < 0) {
 		p->off = 1;
 		__atomic_store_n(&p->state, OVNI_PROC_READY, __ATOMIC_RELEASE);
 		return;
