@@ -131,33 +131,50 @@ static struct oj *ovni_read_json(const char *path)
 	return v;
 }
 
-/* rename, or copy and unlink across file systems */
+/*
+ * rename, or copy and unlink across file systems. The copy goes to a name of our own beside
+ * dst, created (O_EXCL | O_NOFOLLOW) by us, then renamed over dst: whatever was at dst (a
+ * symlink someone planted in a shared trace directory) is replaced, never written through,
+ * and a reader never sees half a file.
+ */
 static int ovni_move(const char *src, const char *dst)
 {
-	char *buf;
-	int in, out, ret = -1;
-	ssize_t n;
+	char tmp[PATH_MAX], *buf = NULL;
+	const char *base = strrchr(dst, '/');
+	int in, out = -1, ret = -1;
+	ssize_t n = -1;
 
 	if (rename(src, dst) == 0)
 		return 0;
 	if (errno != EXDEV)
 		return -1;
-	in = open(src, O_RDONLY | O_CLOEXEC);
+	base = base ? base + 1 : dst;
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.%d.tmp", (int)(base - dst), dst, base,
+		     (int)getpid()) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (in < 0)
 		return -1;
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a stale one of ours (a crash of an earlier process with this pid) goes first; a
+	 * symlink there is unlinked, not followed */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		goto out;
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	buf = malloc(1 << 16);
 	if (out >= 0 && buf) {
 		while ((n = read(in, buf, 1 << 16)) > 0)
 			if (rec_write_all(out, buf, (size_t)n) < 0)
 				break;
-		if (n == 0)
-			ret = 0;
 	}
+	if (out >= 0 && close(out) == 0 && n == 0 && rename(tmp, dst) == 0)
+		ret = 0;
+	else if (out >= 0)
+		unlink(tmp);
+out:
 	free(buf);
 	close(in);
-	if (out >= 0 && close(out) < 0)
-		ret = -1;
 	if (ret == 0)
 		unlink(src);
 	return ret;
