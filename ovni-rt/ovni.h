@@ -199,7 +199,8 @@ void ovni_add_cpu(int index, int phyid);
 void ovni_ev_emit(struct ovni_ev *ev);
 /* ev must have an empty payload; bufsize bytes of buf follow the event. */
 void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize);
-/* Write the thread's buffered events now (marked by an OF[ / OF] pair). */
+/* Write the thread's buffered events now. As in libovni, an OF[ / OF] pair marks the time
+ * it took and comes before the thread's next event; none after the thread's last event. */
 void ovni_flush(void);
 
 /* ---------------------------------- thread attributes --------------------------------- */

@@ -8,6 +8,8 @@
  * written the next one yet, the producer writes its own, as libovni does with its buffer;
  * the time a thread spends so (or waiting) is marked by an OF[ / OF] pair after the event
  * that did not fit (libovni's order). Under the drain policy every switch is such a stall.
+ * ovni_flush's own pair goes before the thread's next event, if any: libovni puts it at the
+ * start of its emptied buffer, which ovni_thread_free drops unwritten.
  * The stream header is the first record of a thread's ring (not counted as an event).
  *
  * The ring is a byte stream: chunks reach the sink in order and are written back to back, so
@@ -298,8 +300,26 @@ static void ovni_meta_pending(struct rec_thread *t, struct ovni_thread *ot, int 
 	ovni_sink_write_thread_meta(t);
 }
 
+/* The OF[ / OF] pair of the last ovni_flush, now that another event follows it (busy set). */
+static void ovni_put_flush_pair(struct rec_thread *t, struct ovni_thread *ot)
+{
+	uint8_t *p = t->pos;
+
+	t->fe_hold &= (uint8_t)~OVNI_HOLD_FLUSH;
+	if ((size_t)(t->end - p) >= 2 * OVNI_HDR_SIZE)
+		t->pos = p + 2 * OVNI_HDR_SIZE;
+	else if (!(p = ovni_switch(t, 2 * OVNI_HDR_SIZE)))
+		return; /* dropped and counted (the session is finishing) */
+	ovni_put_marker(p, "OF[", ot->flush_t0);
+	ovni_put_marker(p + OVNI_HDR_SIZE, "OF]", ot->flush_t1);
+	ot->flush_pairs++;
+	t->events++;
+	rec_commit(t);
+}
+
 /* The slow part of an emit by the runtime or the program: guard, pending metadata (written
- * at once with `meta_now`). Returns 0 when the caller may write (busy is then set). */
+ * at once with `meta_now`), pending flush markers. Returns 0 when the caller may write (busy
+ * is then set). */
 static int ovni_enter(struct rec_thread *t, int meta_now)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
@@ -315,6 +335,8 @@ static int ovni_enter(struct rec_thread *t, int meta_now)
 	barrier();
 	if (t->fe_hold & OVNI_HOLD_META)
 		ovni_meta_pending(t, ot, meta_now);
+	if (t->fe_hold & OVNI_HOLD_FLUSH)
+		ovni_put_flush_pair(t, ot);
 	return 0;
 }
 
@@ -579,13 +601,14 @@ void ovni_flush(void)
 	if (c)
 		ovni_wait_written(t, c);
 	if (p) {
+		/* the pair's room is given back: its bytes go before the thread's next event
+		 * (ovni_enter), never if ovni_thread_free comes first, as in libovni's stream */
+		t->pos = p;
 		t1 = ovni_marker_clock(t0);
-		ovni_put_marker(p, "OF[", t0);
-		ovni_put_marker(p + OVNI_HDR_SIZE, "OF]", t1);
+		ot->flush_t0 = t0;
+		ot->flush_t1 = t1;
 		ot->last_clock = t1;
-		ot->flush_pairs++;
-		t->events++;
-		rec_commit(t);
+		t->fe_hold |= OVNI_HOLD_FLUSH;
 	}
 	ovni_leave(t);
 }

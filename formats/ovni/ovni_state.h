@@ -10,7 +10,8 @@
  *    guarded by `meta_lock`, because librecord may close a thread (and the sink then writes
  *    its metadata) from the flusher or from finish, while the thread is still running.
  *  - rec_thread.fe_hold (read with `busy` as one 16-bit word by the hot path): non-zero
- *    sends ovni_ev_emit to the slow path; bit OVNI_HOLD_META asks it to write the metadata.
+ *    sends ovni_ev_emit to the slow path; bit OVNI_HOLD_META asks it to write the metadata,
+ *    OVNI_HOLD_FLUSH the OF[ / OF] pair of the last ovni_flush before the event.
  */
 #ifndef FORMATS_OVNI_STATE_H
 #define FORMATS_OVNI_STATE_H
@@ -71,7 +72,8 @@ enum ovni_thread_state {
 	OVNI_THREAD_FINAL,   /* stream and metadata written and closed */
 };
 
-#define OVNI_HOLD_META 1u /* rec_thread.fe_hold: metadata changed, rewrite it */
+#define OVNI_HOLD_META 1u  /* rec_thread.fe_hold: metadata changed, rewrite it */
+#define OVNI_HOLD_FLUSH 2u /* ... ovni_flush's markers (flush_t0/t1) go before the next event */
 
 /* ovni_thread_free waits for the sink to finish the stream: one per freeing thread, two
  * references (the waiter's and the sink's), freed by whoever drops the last one. */
@@ -97,6 +99,8 @@ struct ovni_thread {
 	uint64_t prealloc;	/* stream file blocks allocated up to here (sink) */
 	int prealloc_off;	/* the file system refused fallocate: stop trying */
 	uint64_t flush_pairs;	/* OF[/OF] pairs the runtime added */
+	uint64_t flush_t0;	/* the last ovni_flush's OF[ and OF] clocks, while OVNI_HOLD_FLUSH */
+	uint64_t flush_t1;
 	uint64_t nested;	/* events dropped: emitted inside another emit */
 	uint64_t lost_told;
 };
