@@ -113,7 +113,7 @@ int xray_exit_fast(uint32_t fid, uintptr_t slot, uint32_t type);
 /* complete hooks (xray_hooks.c) */
 void xray_entry_hook(uint32_t fid, uintptr_t slot, uint32_t type, uint64_t arg);
 void xray_exit_hook(uint32_t fid, uintptr_t slot, uint32_t type);
-void xray_custom_hook(const void *data, size_t size);
+void xray_custom_hook(const void *data, size_t size, uintptr_t ret);
 
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */
@@ -125,6 +125,11 @@ void xr_finish(void);
 int xr_patch_all(void);
 int xr_unpatch_all(void);
 extern uint32_t xr_patched; /* sleds currently patched */
+/* compiler-rt linked in and owning the function of the custom sled returning to `ret`: the
+ * event went to its __xray_CustomEvent (1); 0: ours to record */
+int xr_custom_to_crt(const void *data, size_t size, uintptr_t ret);
+/* FLIGHTREC_DEBUG, at the end: the sleds compiler-rt's runtime took from us */
+void xr_patch_report(void);
 /* the function address of XRay id `fid`, 0 if none (the map's numbering) */
 uintptr_t xr_fn_addr(uint32_t fid);
 

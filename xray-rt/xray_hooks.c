@@ -181,13 +181,16 @@ static inline void xr_copy(uint8_t *dst, const void *src, size_t n)
 	__asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
-void xray_custom_hook(const void *data, size_t size)
+void xray_custom_hook(const void *data, size_t size, uintptr_t ret)
 {
 	struct rec_thread *t;
 	struct xr_thread *xt;
 	uint32_t delta;
 	uint8_t *p;
 
+	/* the program patched this function with compiler-rt's runtime: its event, not ours */
+	if (unlikely(xr_custom_to_crt(data, size, ret)))
+		return;
 	if (size == 0 || !data)
 		return; /* llvm-xray rejects empty custom events */
 	t = rec_thread_get();

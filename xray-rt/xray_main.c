@@ -169,6 +169,7 @@ void xr_finish(void)
 	if (rec_sess.state != REC_SESSION_ACTIVE || getpid() != rec_sess.pid)
 		return; /* not started, already finished, or a vfork child sharing our memory */
 	xr_unwind_to(UINTPTR_MAX);
+	xr_patch_report();
 	rec_session_finish();
 }
 

@@ -7,6 +7,10 @@
  * (/proc/self/exe) always name the section; its run-time address is the load bias (the
  * first dl_iterate_phdr entry is the executable) plus sh_addr. The map is then read where it
  * is mapped (it is SHF_ALLOC), so version < 2 entries already carry relocated addresses.
+ *
+ * compiler-rt's runtime, when clang linked it in, is found the same way: its handler
+ * variables are named in the file's symbol table (.symtab; a stripped executable has none,
+ * and then compiler-rt goes unnoticed).
  */
 #include "xray-rt/xray_map.h"
 #include "librecord/rec_util.h"
@@ -88,8 +92,40 @@ static int xr_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* sh_addr and sh_size of xray_instr_map in the executable file; 1 found, 0 none, -1 error */
-static int xr_find_section(uint64_t *addr, uint64_t *size, int *has_runtime)
+/* compiler-rt's handler variables (namespace __xray, default visibility), in the order of
+ * xr_map.crt_handler */
+static const char *const xr_crt_names[XR_CRT_HANDLERS] = {
+	"_ZN6__xray19XRayPatchedFunctionE",
+	"_ZN6__xray13XRayArgLoggerE",
+	"_ZN6__xray22XRayPatchedCustomEventE",
+	"_ZN6__xray21XRayPatchedTypedEventE",
+};
+
+/* Look for compiler-rt's handler variables in a symbol table: their link-time addresses in
+ * crt[] (left alone when absent). */
+static void xr_scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t crt[])
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || strncmp(name, "_ZN6__xray", 10) != 0)
+			continue;
+		for (int k = 0; k < XR_CRT_HANDLERS; k++)
+			if (strcmp(name, xr_crt_names[k]) == 0)
+				crt[k] = sym.st_value;
+	}
+}
+
+/* sh_addr and sh_size of xray_instr_map in the executable file; 1 found, 0 none, -1 error.
+ * Also: is xray-rt (its marker section) or compiler-rt (its variables in crt[]) linked in. */
+static int xr_find_section(uint64_t *addr, uint64_t *size, int *has_runtime, uint64_t crt[])
 {
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
 	Elf_Scn *scn = NULL;
@@ -112,6 +148,8 @@ static int xr_find_section(uint64_t *addr, uint64_t *size, int *has_runtime)
 		const char *name;
 		if (!gelf_getshdr(scn, &sh))
 			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			xr_scan_symtab(elf, scn, &sh, crt);
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
@@ -133,16 +171,22 @@ out:
 int xr_map_load(struct xr_map *m)
 {
 	struct xr_phdr_scan sc = {0};
-	uint64_t sh_addr = 0, sh_size = 0;
+	uint64_t sh_addr = 0, sh_size = 0, crt[XR_CRT_HANDLERS] = {0};
 	uintptr_t map;
 	long n;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = xr_find_section(&sh_addr, &sh_size, &m->has_runtime);
+	ret = xr_find_section(&sh_addr, &sh_size, &m->has_runtime, crt);
 	dl_iterate_phdr(xr_phdr_cb, &sc);
 	m->text_lo = sc.text_lo;
 	m->text_hi = sc.text_hi;
+	for (int k = 0; k < XR_CRT_HANDLERS; k++) {
+		if (crt[k] && sc.done) {
+			m->crt_handler[k] = sc.bias + (uintptr_t)crt[k];
+			m->has_crt = 1;
+		}
+	}
 	if (ret <= 0)
 		return ret;
 	if (!sc.done || sc.text_hi == 0) {

@@ -50,6 +50,8 @@ struct xr_sled {
  */
 long xr_map_decode(const uint8_t *map, size_t size, uintptr_t map_addr, struct xr_sled *out);
 
+#define XR_CRT_HANDLERS 4
+
 struct xr_map {
 	struct xr_sled *sleds;
 	size_t count;
@@ -58,6 +60,11 @@ struct xr_map {
 	uintptr_t text_lo; /* lowest and highest address of its executable segments */
 	uintptr_t text_hi;
 	int has_runtime; /* the executable holds xray-rt itself (libxray-rt.a) */
+	/* compiler-rt's XRay runtime linked in (clang's default): run-time addresses of its
+	 * handler variables (__xray::XRayPatchedFunction, XRayArgLogger, XRayPatchedCustomEvent,
+	 * XRayPatchedTypedEvent; 0 when not found), from the file's symbol table */
+	uintptr_t crt_handler[XR_CRT_HANDLERS];
+	int has_crt;
 };
 
 /* Name of a section every xray-rt object file has: found in an executable, it says the
@@ -66,7 +73,8 @@ struct xr_map {
 
 /* Find and decode the executable's map (ELF section headers of /proc/self/exe, libelf).
  * 1 when found, 0 when the executable has none, -1 on error (said with rec_debug).
- * m->has_runtime and the text bounds are set whenever the file could be read. */
+ * m->has_runtime, m->has_crt, m->crt_handler and the text bounds are set whenever the file
+ * could be read (compiler-rt's variables only when the file has a symbol table). */
 int xr_map_load(struct xr_map *m);
 
 #pragma GCC visibility pop

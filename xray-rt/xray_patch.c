@@ -9,7 +9,8 @@
  * rel32 counts from the end of the sled (sled + 11; for the custom event's call, sled + 15).
  * Bytes 2..10 are written first, then bytes 0..1 with one atomic 16-bit store, so a thread
  * running through the sled sees either the old jump or the complete new code. A sled that
- * compiler-rt's own runtime already patched (patch_premain) is first put back to its jump.
+ * compiler-rt's own runtime already patched (patch_premain) is first put back to its jump
+ * (only where compiler-rt goes unnoticed, in a stripped executable: see below).
  *
  * Reach: a call or jmp rel32 reaches +-2 GB. When the runtime is a preloaded shared object
  * the trampolines are tens of TB away from a PIE's text, so a stub page is mapped within
@@ -21,6 +22,21 @@
  * to PROT_READ|PROT_EXEC), one mprotect over the pages from the lowest sled to the highest, as
  * compiler-rt does; the sleds must lie in the executable's own executable segments.
  * Typed-event sleds are left alone (llvm-xray 14 cannot load a map that has them).
+ *
+ * compiler-rt's runtime linked in as well (a stock `clang -fxray-instrument` binary, with us
+ * preloaded): the program's __xray_* calls bind to compiler-rt's copies inside the executable,
+ * never to ours, so the program's own use of XRay is compiler-rt's and must work as without
+ * us. We never take a sled back from it:
+ *  - at start, when compiler-rt has already patched the sleds (patch_premain) or a handler
+ *    is installed, we stand aside for good: no session, nothing patched (said with
+ *    FLIGHTREC_DEBUG);
+ *  - later, the program's __xray_patch/__xray_unpatch rewrite the function sleds whole, so
+ *    its calls take effect and our recording of those sleds stops. A custom-event sled's
+ *    patch only flips its first two bytes, and its call we redirected stays ours: our custom
+ *    trampoline hands the event to compiler-rt's __xray_CustomEvent (the sled's original
+ *    target) whenever compiler-rt owns the entry sled of the event's function, so the
+ *    program's custom-event handler is called as without us (xr_custom_to_crt). At the end
+ *    FLIGHTREC_DEBUG says how many of our sleds compiler-rt took.
  */
 #include "xray-rt/internal.h"
 #include "xray-rt/xray_map.h"
@@ -60,6 +76,17 @@ static uintptr_t xr_target[XR_T_COUNT]; /* what sleds call: trampolines or their
 static uint8_t *xr_stub_page;
 static long xr_page;
 uint32_t xr_patched;
+
+/* compiler-rt linked in: its __xray_CustomEvent (the custom sleds' original call target), and
+ * for each custom sled we patched, its return address (sled + 15) and the address of its
+ * function's entry sled, sorted by return address (read by xr_custom_to_crt) */
+static void (*xr_crt_custom)(const void *, size_t);
+struct xr_custom_owner {
+	uintptr_t ret;
+	uintptr_t entry; /* 0: no entry sled */
+};
+static struct xr_custom_owner *xr_customs;
+static size_t xr_ncustoms;
 
 static void xr_tramps(uintptr_t t[XR_T_COUNT])
 {
@@ -212,6 +239,7 @@ static int xr_patch_custom_sled(struct xr_sled *s)
 	uint8_t *p = (uint8_t *)s->addr;
 	int32_t rel = xr_rel32(s->addr + 15, xr_target[XR_T_CUSTOM]);
 	uint16_t head;
+	int32_t orig;
 
 	memcpy(&head, p, 2);
 	/* clang 14 at -O1 and above can emit a malformed sled (4-byte nops instead of the
@@ -219,6 +247,10 @@ static int xr_patch_custom_sled(struct xr_sled *s)
 	if ((head != 0x0feb && head != 0x9066) || p[2] != 0x57 || p[3] != 0x56 || p[10] != 0xe8 ||
 	    p[15] != 0x5e || p[16] != 0x5f)
 		return -1;
+	memcpy(&orig, p + 11, 4);
+	if (xr_map.has_crt && !xr_crt_custom &&
+	    s->addr + 15 + (intptr_t)orig != xr_target[XR_T_CUSTOM])
+		xr_crt_custom = (void (*)(const void *, size_t))(s->addr + 15 + (intptr_t)orig);
 	if (head == 0x9066)
 		xr_store16(p, 0x0feb);
 	memcpy(p + 11, &rel, 4);
@@ -247,22 +279,170 @@ static int xr_load(void)
 	return xr_map_state;
 }
 
+/* Is compiler-rt's runtime (linked in) already in use: a handler installed, or sleds it
+ * patched (patch_premain=true, done before our constructor)? What, or NULL. */
+static const char *xr_crt_in_use(void)
+{
+	static const char *const what[XR_CRT_HANDLERS] = {
+		"__xray_set_handler", "__xray_set_handler_arg1", "__xray_set_customevent_handler",
+		"__xray_set_typedevent_handler"
+	};
+
+	for (int k = 0; k < XR_CRT_HANDLERS; k++)
+		if (xr_map.crt_handler[k] &&
+		    __atomic_load_n((const uintptr_t *)xr_map.crt_handler[k], __ATOMIC_ACQUIRE))
+			return what[k];
+	for (size_t i = 0; i < xr_map.count; i++) {
+		const uint8_t *p = (const uint8_t *)xr_map.sleds[i].addr;
+		uint16_t head;
+		memcpy(&head, p, 2);
+		if (xr_map.sleds[i].kind == XR_SLED_CUSTOM ? head == 0x9066 : head == 0xba41)
+			return "its sleds patched (patch_premain)";
+	}
+	return NULL;
+}
+
 /* Has the executable an instrumentation map, and is this copy of the runtime the one to
  * patch it? A preloaded libxray-rt.so stands down when the executable links libxray-rt.a
- * (`flightrec record` preloads it into every XRay program). Constructor time. */
+ * (`flightrec record` preloads it into every XRay program), and when the executable's own
+ * compiler-rt runtime is in use already. Constructor time. */
 int xr_should_run(void);
 int xr_should_run(void)
 {
 	uintptr_t self = (uintptr_t)xr_should_run;
+	const char *why;
 
 	if (xr_load() <= 0)
 		return 0;
+	/* before any session (which reads it with the rest of the configuration): the two
+	 * messages below are FLIGHTREC_DEBUG's too */
+	if (getenv("FLIGHTREC_DEBUG") && *getenv("FLIGHTREC_DEBUG"))
+		rec_debug_enabled = 1;
 	if (xr_map.has_runtime && (self < xr_map.text_lo || self >= xr_map.text_hi)) {
 		rec_debug(
 			"xray-rt: the program links libxray-rt.a; the preloaded copy stands down");
 		return 0;
 	}
+	if (xr_map.has_crt && (why = xr_crt_in_use())) {
+		rec_debug("xray-rt: the program uses its own XRay runtime (compiler-rt: %s); "
+			  "xray-rt steps aside and records nothing, so that its handlers get every "
+			  "sled",
+			  why);
+		return 0;
+	}
 	return 1;
+}
+
+static int xr_owner_cmp(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct xr_custom_owner *)a)->ret;
+	uintptr_t y = ((const struct xr_custom_owner *)b)->ret;
+	return x < y ? -1 : x > y;
+}
+
+/* compiler-rt linked in: where each custom sled returns to, and its function's entry sled */
+static void xr_custom_owners(void)
+{
+	size_t n = 0;
+
+	if (!xr_map.has_crt || xr_customs)
+		return;
+	for (size_t i = 0; i < xr_map.count; i++)
+		n += xr_map.sleds[i].kind == XR_SLED_CUSTOM;
+	if (!n || !(xr_customs = calloc(n, sizeof(*xr_customs))))
+		return;
+	for (size_t i = 0; i < xr_map.count; i++) {
+		const struct xr_sled *c = &xr_map.sleds[i];
+		if (c->kind != XR_SLED_CUSTOM)
+			continue;
+		xr_customs[xr_ncustoms].ret = c->addr + 15;
+		for (size_t j = 0; j < xr_map.count; j++) {
+			const struct xr_sled *e = &xr_map.sleds[j];
+			if (e->func == c->func &&
+			    (e->kind == XR_SLED_ENTRY || e->kind == XR_SLED_LOG_ARGS)) {
+				xr_customs[xr_ncustoms].entry = e->addr;
+				break;
+			}
+		}
+		xr_ncustoms++;
+	}
+	qsort(xr_customs, xr_ncustoms, sizeof(*xr_customs), xr_owner_cmp);
+}
+
+/* The two functions below run inside our custom-event trampoline, which saves no SSE/x87
+ * register: they must not touch them either (as the hooks, xray_hooks.c). */
+#pragma GCC push_options
+#pragma GCC target("general-regs-only")
+
+/* Where a sled (entry-like or exit) goes: 0 not patched, 1 to our trampolines, 2 elsewhere
+ * (patched by compiler-rt's runtime since we patched it). */
+static int xr_sled_owner(uintptr_t addr)
+{
+	const uint8_t *p = (const uint8_t *)addr;
+	uintptr_t to;
+	uint16_t head;
+	int32_t rel;
+
+	memcpy(&head, p, 2);
+	if (head != 0xba41)
+		return 0;
+	memcpy(&rel, p + 7, 4);
+	to = addr + XR_SLED_SIZE + (intptr_t)rel;
+	for (int i = 0; i < XR_T_COUNT; i++)
+		if (to == xr_target[i])
+			return 1;
+	return 2;
+}
+
+/*
+ * A custom event reached our trampoline from the sled that returns to `ret`: is it
+ * compiler-rt's (its __xray_patch took the event's function: it goes to compiler-rt's
+ * __xray_CustomEvent, which calls the program's handler if one is set)? Then the function is
+ * called with the event and 1 is returned. No lock, no allocation: a binary search and a
+ * look at the entry sled's bytes.
+ */
+int xr_custom_to_crt(const void *data, size_t size, uintptr_t ret)
+{
+	size_t lo = 0, hi = xr_ncustoms;
+
+	if (!xr_crt_custom)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (xr_customs[mid].ret < ret) {
+			lo = mid + 1;
+		} else if (xr_customs[mid].ret > ret) {
+			hi = mid;
+		} else {
+			if (!xr_customs[mid].entry || xr_sled_owner(xr_customs[mid].entry) != 2)
+				return 0;
+			xr_crt_custom(data, size);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#pragma GCC pop_options
+
+/* At the end, with FLIGHTREC_DEBUG: how many of our sleds compiler-rt's runtime took (its
+ * __xray_patch or __xray_unpatch rewrote them: they no longer come to us). */
+void xr_patch_report(void)
+{
+	uint32_t taken = 0;
+
+	if (!xr_map.has_crt || xr_map_state <= 0)
+		return;
+	for (size_t i = 0; i < xr_map.count; i++) {
+		const struct xr_sled *s = &xr_map.sleds[i];
+		if (s->patched && s->kind != XR_SLED_CUSTOM && xr_sled_owner(s->addr) != 1)
+			taken++;
+	}
+	if (taken)
+		rec_debug("xray-rt: the program patched or unpatched %u of our %u sleds with its "
+			  "own XRay runtime (compiler-rt): from then on they, and their custom events, "
+			  "were its, not recorded",
+			  taken, xr_patched);
 }
 
 uintptr_t xr_fn_addr(uint32_t fid)
@@ -297,6 +477,7 @@ int xr_patch_all(void)
 		return -1;
 	if (xr_setup_targets() < 0)
 		return -1;
+	xr_custom_owners();
 	if (xr_text_protect(PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
 		rec_warn("xray-rt: cannot make the program's text writable to patch its sleds "
 			 "(recording is off):");

@@ -358,6 +358,7 @@ xray_tramp_custom:
 __xray_CustomEvent:
 	.cfi_startproc
 	SAVE9
+	mov 72(%rsp), %rdx		/* our return address: which sled called */
 	CALL_ALIGNED xray_custom_hook	/* rdi, rsi: still the sled's data and size */
 	RESTORE9
 	ret
