@@ -8,7 +8,7 @@
  *      linked PROG is refused (LD_PRELOAD cannot reach it);
  *   3. find the runtime next to this binary: dirname(realpath(/proc/self/exe))/../lib/flightrec/
  *      (build/bin -> build/lib in the tree, PREFIX/bin -> PREFIX/lib once installed);
- *   4. prepare DIR (record_dir.c: created, or a previous trace emptied, or refused);
+ *   4. prepare DIR (record_dir.c: created, or a previous trace of ours emptied, or refused);
  *   5. FLIGHTREC_DIR=<absolute DIR>, LD_PRELOAD=<runtime>[:<previous LD_PRELOAD>], fork, exec;
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
@@ -18,7 +18,8 @@
  *   8. one line on stderr:
  *        flightrec: recorded N threads, N events, N bytes, N lost in X.XXX s -> DIR
  *      from the runtime's .flightrec/stats.<pid> files (else from scanning the .dat files);
- *   9. exit with PROG's status (128+signal when it was killed).
+ *   9. list what DIR holds in DIR/.flightrec/record.list (record_dir.c: what the next record
+ *      may remove), and exit with PROG's status (128+signal when it was killed).
  * The runtime writes the trace's `info` itself (exit_status is its business); record does not
  * rewrite any trace file. Setup failures exit 2 before PROG runs; an exec failure exits 127
  * (126 when PROG is not executable), like a shell.
@@ -324,7 +325,7 @@ int cmd_record(int argc, char **argv)
 	char prog[PATH_MAX], lib[PATH_MAX], why[256];
 	struct recdir_summary sum;
 	struct timespec t0, t1;
-	int c, status, exec_errno;
+	int c, status, exec_errno, dirfd;
 
 	optind = 1;
 	opterr = 0;
@@ -428,7 +429,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (find_runtime(kind, lib, sizeof(lib)) < 0)
 		return CLI_USAGE;
-	if (recdir_prepare(dir) < 0)
+	dirfd = recdir_prepare(dir);
+	if (dirfd < 0)
 		return CLI_USAGE;
 	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0)
 		return CLI_USAGE;
@@ -437,8 +439,10 @@ int cmd_record(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = run_child(prog, argv + optind, &exec_errno);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (status < 0)
+	if (status < 0) {
+		recdir_finish(dirfd, dir);
 		return exec_errno == EACCES || exec_errno == ENOEXEC ? 126 : 127;
+	}
 
 	/* a process that died without finishing (SIGKILL, ...) left its rings: salvage them */
 	if (WIFSIGNALED(status) || rec_salvage_needed(dir))
@@ -455,6 +459,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "flightrec: open it with: gdb -x %s/%s.gdb %s\n", dir,
 			base ? base + 1 : prog, prog);
 	}
+	recdir_finish(dirfd, dir);
 
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

@@ -6,11 +6,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,31 +21,9 @@
 #include "formats/common/rtstats.h"
 #include "formats/uftrace/read_uftrace.h"
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n > k && !strcmp(s + n - k, suffix);
-}
-
-/* a name a uftrace or flightrec recording writes */
-static bool trace_entry(const char *name)
-{
-	static const char *const names[] = { "info",	   "task.txt",	    "default.opts",
-					     "kallsyms",   "kernel_header", ".channel",
-					     ".flightrec", "ovni" };
-	static const char *const suffixes[] = { ".dat", ".map",	  ".sym", ".dbg",  ".txt",
-						".trace", ".tf", ".gdb", ".json", ".yaml" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return true;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (has_suffix(name, suffixes[i]))
-			return true;
-	/* the XRay runtime's FDR logs */
-	return !strncmp(name, "xray-log.", 9);
-}
+/* the list of what a finished `flightrec record` left in its directory */
+#define RECDIR_LIST ".flightrec/record.list"
+#define RECDIR_LIST_MAX (1u << 20)
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -56,88 +36,207 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
+/* the names of DIRFD, '.' and '..' left out, in one malloc'ed "a\0b\0...\0" block; NULL on
+ * error (printed) */
+static char *list_names(int dirfd, const char *dir, size_t *len)
+{
+	struct dirent *de;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd = dup(dirfd);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (dp == NULL) {
+		cli_err("%s:", dir);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		size_t k = strlen(de->d_name) + 1;
+		char *nb;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		nb = realloc(buf, n + k + 1);
+		if (nb == NULL) {
+			cli_err("out of memory");
+			free(buf);
+			closedir(dp);
+			return NULL;
+		}
+		buf = nb;
+		memcpy(buf + n, de->d_name, k);
+		n += k;
+	}
+	closedir(dp);
+	if (buf == NULL)
+		buf = calloc(1, 1);
+	*len = n;
+	return buf;
+}
+
+/* NAME is a line of LIST (LEN bytes of "name\n" lines) */
+static bool listed(const char *list, size_t len, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (const char *p = list, *end = list + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (nl == NULL)
+			return false; /* a cut line names nothing */
+		if ((size_t)(nl - p) == k && !memcmp(p, name, k))
+			return true;
+		p = nl + 1;
+	}
+	return false;
+}
+
+/* .flightrec/record.list of DIRFD, malloc'ed; NULL if it is not there (or not a plain file) */
+static char *read_list(int dirfd, size_t *len)
+{
+	int fd = openat(dirfd, RECDIR_LIST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RECDIR_LIST_MAX ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (n != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
+}
+
+/* a previous trace of ours in DIR (locked, DIRFD): remove what its list names, or refuse */
+static int empty_previous(int dirfd, const char *dir, char *names, size_t len)
+{
+	size_t llen = 0;
+	char *list = read_list(dirfd, &llen);
+	struct stat st;
+	int ret = 0;
+
+	if (list == NULL || fstatat(dirfd, ".flightrec", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		cli_err("%s is not empty and is not a trace `flightrec record` finished (no "
+			"%s): nothing removed (choose another -d DIR, or remove it yourself)",
+			dir, RECDIR_LIST);
+		free(list);
+		return -1;
+	}
+	for (char *p = names; p < names + len; p += strlen(p) + 1) {
+		if (strcmp(p, ".flightrec") && !listed(list, llen, p)) {
+			cli_err("%s holds '%s', which the trace recorded there did not write: nothing "
+				"removed (choose another -d DIR, or remove it yourself)",
+				dir, p);
+			free(list);
+			return -1;
+		}
+	}
+	free(list);
+	for (char *p = names; ret == 0 && p < names + len; p += strlen(p) + 1) {
+		char *path = rd_path_join(dir, p);
+
+		if (path == NULL) {
+			cli_err("out of memory");
+			return -1;
+		}
+		/* FTW_PHYS: a symbolic link is removed, never followed */
+		ret = nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 ? -1 : 0;
+		free(path);
+	}
+	return ret;
+}
+
 int recdir_prepare(const char *dir)
 {
-	bool empty = true, marker = false, foreign = false;
-	const char *foreign_name = NULL;
-	struct dirent *de;
 	struct stat st;
-	DIR *dp;
+	size_t len = 0;
+	char *names;
+	int fd;
 
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT) {
 			cli_err("%s:", dir);
 			return -1;
 		}
-		if (mkdir(dir, 0755) < 0) {
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 			cli_err("cannot create %s:", dir);
 			return -1;
 		}
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode)) {
+	} else if (!S_ISDIR(st.st_mode)) {
 		cli_err("%s exists and is not a directory: not overwriting it", dir);
 		return -1;
 	}
-	dp = opendir(dir);
-	if (dp == NULL) {
+	/* a symbolic link the user gave as DIR is followed: it is the directory they chose */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
 		cli_err("%s:", dir);
 		return -1;
 	}
-	while ((de = readdir(dp)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		empty = false;
-		if (!strcmp(de->d_name, ".flightrec") || !strcmp(de->d_name, "info"))
-			marker = true;
-		if (!trace_entry(de->d_name) && !foreign) {
-			foreign = true;
-			foreign_name = strdup(de->d_name);
-		}
-	}
-	closedir(dp);
-	if (empty)
-		return 0;
-	if (!marker || foreign) {
-		if (foreign)
-			cli_err("%s is not empty and holds '%s', which no trace has: not removing it "
-				"(choose another -d DIR)",
-				dir, foreign_name ? foreign_name : "?");
-		else
-			cli_err("%s is not empty and does not look like a trace (no 'info' nor "
-				"'.flightrec'): not removing it (choose another -d DIR)",
-				dir);
-		free((void *)foreign_name);
+	names = list_names(fd, dir, &len);
+	if (names == NULL || (len > 0 && empty_previous(fd, dir, names, len) < 0)) {
+		free(names);
+		close(fd);
 		return -1;
 	}
+	free(names);
+	return fd;
+}
 
-	/* a previous trace: empty the directory (it may be a symlink the user keeps) */
-	dp = opendir(dir);
-	if (dp == NULL) {
-		cli_err("%s:", dir);
-		return -1;
+void recdir_finish(int dirfd, const char *dir)
+{
+	size_t len = 0, n = 0;
+	char *names = list_names(dirfd, dir, &len), *text;
+	int fd;
+
+	if (names == NULL)
+		return;
+	if (len == 0) { /* nothing was written: an empty directory is reused as it is */
+		free(names);
+		return;
 	}
-	while ((de = readdir(dp)) != NULL) {
-		char *path;
-		int ret;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	text = malloc(len + 1);
+	if (text == NULL) {
+		free(names);
+		return;
+	}
+	for (char *p = names; p < names + len; p += strlen(p) + 1) {
+		/* a name with a newline cannot be listed: unlisted, it makes the next record
+		 * refuse rather than remove something it cannot name */
+		if (!strcmp(p, ".flightrec") || strchr(p, '\n'))
 			continue;
-		path = rd_path_join(dir, de->d_name);
-		if (path == NULL) {
-			closedir(dp);
-			cli_err("out of memory");
-			return -1;
-		}
-		ret = nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-		free(path);
-		if (ret != 0) {
-			closedir(dp);
-			return -1;
-		}
+		n += (size_t)sprintf(text + n, "%s\n", p);
 	}
-	closedir(dp);
-	return 0;
+	free(names);
+	if (mkdirat(dirfd, ".flightrec", 0777) < 0 && errno != EEXIST) {
+		cli_err("cannot create %s/.flightrec:", dir);
+		free(text);
+		return;
+	}
+	/* written whole, then renamed: a cut list would name less than the trace holds */
+	unlinkat(dirfd, RECDIR_LIST ".tmp", 0);
+	fd = openat(dirfd, RECDIR_LIST ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd >= 0 && write(fd, text, n) != (ssize_t)n) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 || close(fd) < 0 || renameat(dirfd, RECDIR_LIST ".tmp", dirfd, RECDIR_LIST) < 0)
+		cli_err("cannot write %s/%s (the next record into it will refuse to empty it):",
+			dir, RECDIR_LIST);
+	free(text);
 }
 
 /* without the runtime's counters: count what the .dat files hold */

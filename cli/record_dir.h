@@ -5,12 +5,15 @@
  * trace, and summarise what the runtime wrote into it afterwards.
  *
  * Invariants:
- *  - DIR missing: created. DIR empty: used as is. DIR holding a previous trace (an `info` file
- *    or a `.flightrec` directory, and nothing but trace files:
- *    info, task.txt, default.opts, *.dat, *.map, *.sym, *.dbg, *.txt, kallsyms,
- *    kernel_header, .channel, .flightrec, and the other runtimes' xray-log.*, *.trace, *.tf,
- *    ovni): its contents are removed (symbolic links are removed, never followed). Anything
- *    else: refused, nothing touched.
+ *  - DIR missing: created. DIR empty: used as is. A symbolic link given as DIR is followed.
+ *  - DIR not empty: it is replaced only when it verifiably holds what a finished `flightrec
+ *    record` wrote: a `.flightrec` directory (not a link) with `.flightrec/record.list`, the
+ *    names that recording left in DIR (written by recdir_finish), and nothing else beside
+ *    them. Then exactly those entries and .flightrec are removed (a symbolic link is removed,
+ *    never followed). Anything else (a trace of another tool, user files, a file added
+ *    since): refused with one message naming why, nothing touched. uftrace 0.13 renames its
+ *    own old directory to DIR.old, removing a previous DIR.old whatever it holds; we remove
+ *    nothing we did not write.
  *  - the summary prefers the runtime's own counters (.flightrec/stats.<pid>); without them it
  *    scans the <tid>.dat files.
  */
@@ -20,8 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 0, or -1 after printing why DIR cannot be used */
+/* DIR ready for a new recording: an open descriptor of it (close-on-exec), or -1 after
+ * printing why DIR cannot be used */
 int recdir_prepare(const char *dir);
+
+/* after the recording: write DIR's .flightrec/record.list (see above); DIRFD from prepare */
+void recdir_finish(int dirfd, const char *dir);
 
 struct recdir_summary {
 	uint64_t threads, events, bytes, lost;
