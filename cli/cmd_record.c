@@ -8,7 +8,8 @@
  *      linked PROG is refused (LD_PRELOAD cannot reach it);
  *   3. find the runtime next to this binary: dirname(realpath(/proc/self/exe))/../lib/flightrec/
  *      (build/bin -> build/lib in the tree, PREFIX/bin -> PREFIX/lib once installed);
- *   4. prepare DIR (record_dir.c: created, or a previous trace of ours emptied, or refused);
+ *   4. prepare DIR (record_dir.c: locked for the whole record, then created, or a previous
+ *      trace of ours emptied, or refused);
  *   5. FLIGHTREC_DIR=<absolute DIR>, LD_PRELOAD=<runtime>[:<previous LD_PRELOAD>], fork, exec;
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so

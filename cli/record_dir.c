@@ -22,7 +22,7 @@
 #include "formats/uftrace/read_uftrace.h"
 
 /* the list of what a finished `flightrec record` left in its directory */
-#define RECDIR_LIST ".flightrec/record.list"
+#define RECDIR_LIST "record.list" /* in .flightrec */
 #define RECDIR_LIST_MAX (1u << 20)
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -94,10 +94,10 @@ static bool listed(const char *list, size_t len, const char *name)
 	return false;
 }
 
-/* .flightrec/record.list of DIRFD, malloc'ed; NULL if it is not there (or not a plain file) */
-static char *read_list(int dirfd, size_t *len)
+/* record.list in .flightrec (RINGFD), malloc'ed; NULL if it is not there or not a plain file */
+static char *read_list(int ringfd, size_t *len)
 {
-	int fd = openat(dirfd, RECDIR_LIST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(ringfd, RECDIR_LIST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	char *buf;
 	ssize_t n;
@@ -119,20 +119,42 @@ static char *read_list(int dirfd, size_t *len)
 	return buf;
 }
 
-/* a previous trace of ours in DIR (locked, DIRFD): remove what its list names, or refuse */
-static int empty_previous(int dirfd, const char *dir, char *names, size_t len)
+/* remove SUB/NAME of DIR for each of the LEN bytes of NAMES ("a\0b\0"), SKIP left out */
+static int remove_names(const char *dir, const char *sub, const char *names, size_t len,
+			const char *skip)
 {
-	size_t llen = 0;
-	char *list = read_list(dirfd, &llen);
-	struct stat st;
-	int ret = 0;
+	for (const char *p = names; p < names + len; p += strlen(p) + 1) {
+		char *base = sub ? rd_path_join(dir, sub) : NULL;
+		char *path = rd_path_join(base ? base : dir, p);
+		int ret;
 
-	if (list == NULL || fstatat(dirfd, ".flightrec", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISDIR(st.st_mode)) {
+		free(base);
+		if (path == NULL) {
+			cli_err("out of memory");
+			return -1;
+		}
+		/* FTW_PHYS: a symbolic link is removed, never followed */
+		ret = skip && !strcmp(p, skip) ? 0 : nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(path);
+		if (ret != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* a previous trace of ours in DIR (DIRFD; its .flightrec RINGFD, locked by us): remove what
+ * its list names and what .flightrec holds, or refuse */
+static int empty_previous(int ringfd, const char *dir, char *names, size_t len)
+{
+	size_t llen = 0, rlen = 0;
+	char *list = read_list(ringfd, &llen), *rnames;
+	int ret;
+
+	if (list == NULL) {
 		cli_err("%s is not empty and is not a trace `flightrec record` finished (no "
-			"%s): nothing removed (choose another -d DIR, or remove it yourself)",
+			".flightrec/%s): nothing removed (choose another -d DIR, or remove it "
+			"yourself)",
 			dir, RECDIR_LIST);
-		free(list);
 		return -1;
 	}
 	for (char *p = names; p < names + len; p += strlen(p) + 1) {
@@ -145,17 +167,14 @@ static int empty_previous(int dirfd, const char *dir, char *names, size_t len)
 		}
 	}
 	free(list);
-	for (char *p = names; ret == 0 && p < names + len; p += strlen(p) + 1) {
-		char *path = rd_path_join(dir, p);
-
-		if (path == NULL) {
-			cli_err("out of memory");
-			return -1;
-		}
-		/* FTW_PHYS: a symbolic link is removed, never followed */
-		ret = nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 ? -1 : 0;
-		free(path);
-	}
+	rnames = list_names(ringfd, dir, &rlen);
+	if (rnames == NULL)
+		return -1;
+	/* .flightrec itself stays: it holds our lock */
+	ret = remove_names(dir, NULL, names, len, ".flightrec");
+	if (ret == 0)
+		ret = remove_names(dir, ".flightrec", rnames, rlen, NULL);
+	free(rnames);
 	return ret;
 }
 
@@ -164,7 +183,7 @@ int recdir_prepare(const char *dir)
 	struct stat st;
 	size_t len = 0;
 	char *names;
-	int fd;
+	int dfd, fd;
 
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT) {
@@ -180,33 +199,70 @@ int recdir_prepare(const char *dir)
 		return -1;
 	}
 	/* a symbolic link the user gave as DIR is followed: it is the directory they chose */
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
 		cli_err("%s:", dir);
 		return -1;
 	}
-	names = list_names(fd, dir, &len);
-	if (names == NULL || (len > 0 && empty_previous(fd, dir, names, len) < 0)) {
-		free(names);
-		close(fd);
+	names = list_names(dfd, dir, &len);
+	if (names == NULL) {
+		close(dfd);
 		return -1;
 	}
+	/* only an empty directory gets a .flightrec from us before the runtime makes it */
+	if (len == 0 && mkdirat(dfd, ".flightrec", 0777) < 0 && errno != EEXIST) {
+		cli_err("cannot create %s/.flightrec:", dir);
+		goto fail;
+	}
+	fd = openat(dfd, ".flightrec", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			cli_err("%s is not empty and is not a trace `flightrec record` finished (no "
+				".flightrec directory): nothing removed (choose another -d DIR, or "
+				"remove it yourself)",
+				dir);
+		else
+			cli_err("%s/.flightrec:", dir);
+		goto fail;
+	}
+	/*
+	 * Held until we exit: a second record into DIR would empty the first one's live trace,
+	 * or mix its own into it. On .flightrec, not on DIR: the runtimes flock DIR itself
+	 * around their metadata writes.
+	 */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			cli_err("%s is in use by another `flightrec record`: not touching it (choose "
+				"another -d DIR)",
+				dir);
+		else
+			cli_err("cannot lock %s/.flightrec:", dir);
+		close(fd);
+		goto fail;
+	}
+	if (len > 0 && empty_previous(fd, dir, names, len) < 0) {
+		close(fd);
+		goto fail;
+	}
 	free(names);
+	close(dfd);
 	return fd;
+fail:
+	free(names);
+	close(dfd);
+	return -1;
 }
 
-void recdir_finish(int dirfd, const char *dir)
+void recdir_finish(int ringfd, const char *dir)
 {
 	size_t len = 0, n = 0;
-	char *names = list_names(dirfd, dir, &len), *text;
-	int fd;
+	int dfd = openat(ringfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	char *names = dfd >= 0 ? list_names(dfd, dir, &len) : NULL, *text;
 
+	if (dfd >= 0)
+		close(dfd);
 	if (names == NULL)
 		return;
-	if (len == 0) { /* nothing was written: an empty directory is reused as it is */
-		free(names);
-		return;
-	}
 	text = malloc(len + 1);
 	if (text == NULL) {
 		free(names);
@@ -220,21 +276,17 @@ void recdir_finish(int dirfd, const char *dir)
 		n += (size_t)sprintf(text + n, "%s\n", p);
 	}
 	free(names);
-	if (mkdirat(dirfd, ".flightrec", 0777) < 0 && errno != EEXIST) {
-		cli_err("cannot create %s/.flightrec:", dir);
-		free(text);
-		return;
-	}
 	/* written whole, then renamed: a cut list would name less than the trace holds */
-	unlinkat(dirfd, RECDIR_LIST ".tmp", 0);
-	fd = openat(dirfd, RECDIR_LIST ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	unlinkat(ringfd, RECDIR_LIST ".tmp", 0);
+	fd = openat(ringfd, RECDIR_LIST ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
 	if (fd >= 0 && write(fd, text, n) != (ssize_t)n) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0 || close(fd) < 0 || renameat(dirfd, RECDIR_LIST ".tmp", dirfd, RECDIR_LIST) < 0)
-		cli_err("cannot write %s/%s (the next record into it will refuse to empty it):",
+	if (fd < 0 || close(fd) < 0 || renameat(ringfd, RECDIR_LIST ".tmp", ringfd, RECDIR_LIST) < 0)
+		cli_err("cannot write %s/.flightrec/%s (the next record into it will refuse to "
+			"empty it):",
 			dir, RECDIR_LIST);
 	free(text);
 }

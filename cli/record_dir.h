@@ -6,10 +6,15 @@
  *
  * Invariants:
  *  - DIR missing: created. DIR empty: used as is. A symbolic link given as DIR is followed.
+ *  - DIR/.flightrec is flock()ed (LOCK_EX on the descriptor prepare returns, close-on-exec,
+ *    held until record exits) before anything in DIR is removed; an empty DIR gets its
+ *    .flightrec first. A second record into the same DIR is refused while the first one
+ *    runs, instead of emptying or mixing into its live trace. (Not DIR itself: the runtimes
+ *    flock DIR around their metadata writes.)
  *  - DIR not empty: it is replaced only when it verifiably holds what a finished `flightrec
  *    record` wrote: a `.flightrec` directory (not a link) with `.flightrec/record.list`, the
  *    names that recording left in DIR (written by recdir_finish), and nothing else beside
- *    them. Then exactly those entries and .flightrec are removed (a symbolic link is removed,
+ *    them. Then exactly those entries and what .flightrec holds are removed (a symbolic link is removed,
  *    never followed). Anything else (a trace of another tool, user files, a file added
  *    since): refused with one message naming why, nothing touched. uftrace 0.13 renames its
  *    own old directory to DIR.old, removing a previous DIR.old whatever it holds; we remove
@@ -23,12 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* DIR ready for a new recording: an open descriptor of it (close-on-exec), or -1 after
- * printing why DIR cannot be used */
+/* DIR ready for a new recording: the open, locked descriptor of DIR/.flightrec (keep it
+ * open for the whole recording), or -1 after printing why DIR cannot be used */
 int recdir_prepare(const char *dir);
 
-/* after the recording: write DIR's .flightrec/record.list (see above); DIRFD from prepare */
-void recdir_finish(int dirfd, const char *dir);
+/* after the recording: write DIR's .flightrec/record.list (see above); RINGFD from prepare */
+void recdir_finish(int ringfd, const char *dir);
 
 struct recdir_summary {
 	uint64_t threads, events, bytes, lost;
