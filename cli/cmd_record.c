@@ -5,7 +5,8 @@
  * summarise what was recorded. Steps:
  *   1. find PROG like execvp does (a name with '/' is used as is, else each $PATH entry);
  *   2. pick the runtime from PROG's ELF symbols (hook_detect.c), or --hook; a statically
- *      linked PROG is refused (LD_PRELOAD cannot reach it);
+ *      linked PROG is refused (LD_PRELOAD cannot reach it), and so is one whose exec is
+ *      AT_SECURE (set-user-ID, set-group-ID, file capabilities: ld.so ignores LD_PRELOAD);
  *   3. find the runtime next to this binary: dirname(realpath(/proc/self/exe))/../lib/flightrec/
  *      (build/bin -> build/lib in the tree, PREFIX/bin -> PREFIX/lib once installed);
  *   4. prepare DIR (record_dir.c: locked for the whole record, then created, or a previous
@@ -35,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +114,36 @@ static int find_program(const char *prog, char *out, size_t len)
 	}
 	cli_err("%s: command not found in PATH", prog);
 	return -1;
+}
+
+/*
+ * Does exec give PROG AT_SECURE (then ld.so ignores LD_PRELOAD, and no runtime is loaded)?
+ * The kernel sets it when the exec changes the effective uid or gid (a set-user-ID file owned
+ * by another user than ours, a set-group-ID file of another group) or grants capabilities
+ * (file capabilities, for anyone but root); none of that happens on a nosuid mount. WHY gets
+ * the reason.
+ */
+static bool secure_exec(const char *prog, char *why, size_t len)
+{
+	struct statvfs vfs;
+	struct stat st;
+
+	if (stat(prog, &st) < 0 || (statvfs(prog, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)))
+		return false;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid()) {
+		snprintf(why, len, "set-user-ID (owner uid %u)", (unsigned)st.st_uid);
+		return true;
+	}
+	/* set-group-ID without group execute is mandatory locking, not a gid change */
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid()) {
+		snprintf(why, len, "set-group-ID (group gid %u)", (unsigned)st.st_gid);
+		return true;
+	}
+	if (getuid() != 0 && getxattr(prog, "security.capability", NULL, 0) > 0) {
+		snprintf(why, len, "given file capabilities");
+		return true;
+	}
+	return false;
 }
 
 /* <dirname(realpath(/proc/self/exe))>/../lib/flightrec/<library>, canonical */
@@ -410,6 +443,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!dynamic) {
 		cli_err("%s is statically linked: LD_PRELOAD cannot load a runtime into it", prog);
+		return CLI_USAGE;
+	}
+	if (secure_exec(prog, why, sizeof(why))) {
+		cli_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (AT_SECURE), so "
+			"no runtime can record it; record a copy without that bit",
+			prog, why);
 		return CLI_USAGE;
 	}
 	if (!forced) {
