@@ -154,11 +154,21 @@ static int rec_open_dirs(void)
 {
 	char cwd[REC_PATH_MAX];
 
+	struct stat st;
+
 	if (rec_mkdir_p(rec_sess.cfg.dir) < 0) {
-		rec_fail("cannot create output directory %s:", rec_sess.cfg.dir);
+		if (lstat(rec_sess.cfg.dir, &st) == 0 && S_ISLNK(st.st_mode) &&
+		    !rec_link_trusted(&st))
+			rec_fail("output directory %s is a symbolic link owned by uid %u, neither "
+				 "yours nor root's: not followed",
+				 rec_sess.cfg.dir, (unsigned)st.st_uid);
+		else
+			rec_fail("cannot create output directory %s:", rec_sess.cfg.dir);
 		return -1;
 	}
-	rec_sess.dirfd = open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* a symbolic link given as the directory is followed (rec_mkdir_p checked who made it);
+	 * everything below it is opened relative to dirfd with O_NOFOLLOW */
+	rec_sess.dirfd = open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rec_sess.dirfd < 0) {
 		rec_fail("cannot open output directory %s:", rec_sess.cfg.dir);
 		return -1;

@@ -99,6 +99,11 @@ int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+bool rec_link_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
 int rec_mkdir_p(const char *dir)
 {
 	char path[4096];
@@ -120,8 +125,12 @@ int rec_mkdir_p(const char *dir)
 	}
 	if (mkdir(path, 0777) < 0 && errno != EEXIST)
 		return -1;
-	/* refuse a symlink planted where our directory should be */
 	if (lstat(path, &st) < 0)
+		return -1;
+	/* a symbolic link the user made (or root did) is the directory they chose: followed;
+	 * one another user planted where our directory should be is refused. What we create
+	 * below it is opened with O_NOFOLLOW, relative to the directory. */
+	if (S_ISLNK(st.st_mode) && rec_link_trusted(&st) && stat(path, &st) < 0)
 		return -1;
 	if (!S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;

@@ -1,7 +1,8 @@
 /*
  * rec_util: small helpers shared by librecord and the runtimes: one-line warnings that never
  * allocate, whole writes that survive EINTR and short writes, and file creation that never
- * follows a symbolic link (the runtime writes only below the directory it was given).
+ * follows a symbolic link (the runtime writes only below the directory it was given; that
+ * directory itself may be a link the user made, see rec_mkdir_p).
  *
  * Everything here is slow-path code; none of it may be called from a hot path.
  */
@@ -9,8 +10,10 @@
 #define REC_UTIL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -28,8 +31,11 @@ int rec_write_all(int fd, const void *buf, size_t len);
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Create dir (and missing parents) with mode 0777 & ~umask; a final component that is a
- * symbolic link is refused. 0 on success, -1 with errno. */
+ * symbolic link is followed when rec_link_trusted, else refused (ENOTDIR). 0 on success, -1
+ * with errno. */
 int rec_mkdir_p(const char *dir);
+/* a symbolic link (lstat ST) owned by our effective user or by root: one we may follow */
+bool rec_link_trusted(const struct stat *st);
 
 /* open(dirfd-relative) for writing without following a final symlink; flags are OR-ed to
  * O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC. Mode 0666 & ~umask. */
