@@ -15,6 +15,8 @@
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
  *      kernel-generated ones are not sent twice);
+ *      then, as PROG's subreaper, wait for every process it left that holds the runtime (a
+ *      daemon() child), until the last one is gone or such a signal comes;
  *   7. if PROG died by a signal, or any process left ring files (it died without finishing),
  *      salvage DIR (cmd_salvage.c) and print its summary line;
  *   8. one line on stderr:
@@ -26,6 +28,7 @@
  * rewrite any trace file. Setup failures exit 2 before PROG runs; an exec failure exits 127
  * (126 when PROG is not executable), like a shell.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
@@ -70,12 +74,18 @@ static const char usage[] =
 
 /* the child, for the signal forwarder; 0 when there is none */
 static volatile sig_atomic_t child_pid;
+/* a forwarded signal came after the child exited: stop waiting for its descendants */
+static volatile sig_atomic_t stop_waiting;
 
 static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
+	if (child_pid <= 0) {
+		stop_waiting = 1;
+		return;
+	}
 	/* SI_KERNEL: sent by the terminal to the whole process group, the child has it too */
-	if (child_pid > 0 && si->si_code != SI_KERNEL)
+	if (si->si_code != SI_KERNEL)
 		kill((pid_t)child_pid, sig);
 }
 
@@ -235,11 +245,158 @@ static int setup_env(const char *lib, const char *dir)
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
 
+/* PID has the file LIB mapped (a process of the recording: the runtime is in it) */
+static bool maps_runtime(pid_t pid, const char *lib)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, len = strlen(lib);
+	bool found = false;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false; /* gone, or another user's: the runtime is not loaded there */
+	while (!found && (n = getline(&line, &cap, f)) > 0) {
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		found = (size_t)n >= len && !strcmp(line + n - len, lib);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+struct proc_link {
+	pid_t pid, ppid;
+};
+
+static int proc_link_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc_link *)a)->pid, y = ((const struct proc_link *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/* PID is below SELF in the process tree V (sorted by pid, N entries) */
+static bool below(const struct proc_link *v, size_t n, pid_t pid, pid_t self)
+{
+	/* a bounded walk up: pids are reused, so a loop is not impossible in a racy snapshot */
+	for (int depth = 0; depth < 4096; depth++) {
+		struct proc_link key = { .pid = pid }, *p;
+
+		p = bsearch(&key, v, n, sizeof(*v), proc_link_cmp);
+		if (p == NULL || p->ppid <= 1)
+			return false;
+		if (p->ppid == self)
+			return true;
+		pid = p->ppid;
+	}
+	return false;
+}
+
+/*
+ * The live processes below us that hold the runtime LIB: how many, and one of them in *ANY.
+ * We are their subreaper, so every descendant is a child of ours or below one.
+ */
+static unsigned count_recording(const char *lib, pid_t *any)
+{
+	struct proc_link *v = NULL;
+	size_t nr = 0, cap = 0;
+	pid_t self = getpid();
+	unsigned count = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[64], buf[512], *rp;
+		long pid = atol(de->d_name), pp;
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, so from the last ')' */
+		rp = strrchr(buf, ')');
+		if (rp == NULL || sscanf(rp + 1, " %*c %ld", &pp) != 1)
+			continue;
+		if (nr == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			struct proc_link *nv = realloc(v, nc * sizeof(*v));
+
+			if (nv == NULL)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		v[nr].pid = (pid_t)pid;
+		v[nr++].ppid = (pid_t)pp;
+	}
+	closedir(d);
+	if (nr)
+		qsort(v, nr, sizeof(*v), proc_link_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		if (below(v, nr, v[i].pid, self) && maps_runtime(v[i].pid, lib) && count++ == 0)
+			*any = v[i].pid;
+	}
+	free(v);
+	return count;
+}
+
+/*
+ * PROG has exited; processes it left (a daemon() child, a background job) may still be
+ * recording. Like uftrace, which waits until every traced task is gone, wait for every
+ * descendant that holds the runtime, reaping the ones reparented to us; a forwarded signal
+ * (Ctrl-C, SIGTERM) stops the wait, and their rings are then left to them.
+ */
+static void wait_recording(const char *prog, const char *lib)
+{
+	struct timespec step = { 0, 20 * 1000000L }, start, now;
+	bool told = false;
+	unsigned n;
+	pid_t any = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		n = count_recording(lib, &any);
+		if (n == 0)
+			return;
+		if (stop_waiting) {
+			cli_err("stopped waiting: %u process%s of the recording still run%s (pid %d); "
+				"what they record is theirs to finish",
+				n, n > 1 ? "es" : "", n > 1 ? "" : "s", (int)any);
+			return;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!told && now.tv_sec - start.tv_sec >= 2) {
+			cli_err("%s has exited; waiting for the %u process%s it left recording (pid "
+				"%d; Ctrl-C stops waiting)",
+				prog, n, n > 1 ? "es" : "", (int)any);
+			told = true;
+		}
+		nanosleep(&step, NULL);
+	}
+}
+
 /*
  * fork and exec PATH with ARGV; returns the wait status, or -1 when it could not run (the
  * reason printed, *EXEC_ERRNO set when exec itself failed).
  */
-static int run_child(const char *path, char **argv, int *exec_errno)
+static int run_child(const char *path, char **argv, const char *lib, int *exec_errno)
 {
 	struct sigaction sa, old[3];
 	bool installed[3] = { false, false, false };
@@ -268,6 +425,11 @@ static int run_child(const char *path, char **argv, int *exec_errno)
 		sigaddset(&block, forwarded[i]);
 	}
 	sigprocmask(SIG_BLOCK, &block, &saved);
+	/* the processes PROG leaves behind (daemon(), double forks) become our children, so
+	 * wait_recording can tell when the last of them is done */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		cli_err("prctl(PR_SET_CHILD_SUBREAPER) (processes PROG leaves behind may be cut "
+			"off):");
 
 	pid = fork();
 	if (pid < 0) {
@@ -307,6 +469,8 @@ static int run_child(const char *path, char **argv, int *exec_errno)
 		}
 	}
 	child_pid = 0;
+	if (status >= 0 && n != (ssize_t)sizeof(err))
+		wait_recording(path, lib);
 	for (size_t i = 0; i < 3; i++)
 		if (installed[i])
 			sigaction(forwarded[i], &old[i], NULL);
@@ -319,8 +483,10 @@ static int run_child(const char *path, char **argv, int *exec_errno)
 	return status;
 }
 
-/* flightrec salvage DIR, with the command line the trace's metadata wants */
-static void record_salvage(const char *dir, int argc, char **argv)
+/* flightrec salvage DIR, with the command line the trace's metadata wants; what it salvaged
+ * in *REP */
+static void record_salvage(const char *dir, int argc, char **argv,
+			   struct rec_salvage_report *rep)
 {
 	size_t len = 0;
 	char *cmdline;
@@ -330,7 +496,8 @@ static void record_salvage(const char *dir, int argc, char **argv)
 	cmdline = calloc(1, len + 1);
 	for (int i = 0; cmdline && i < argc; i++)
 		strcat(strcat(cmdline, i ? " " : ""), argv[i]);
-	cli_salvage(dir, cmdline, stderr, false, false, false);
+	memset(rep, 0, sizeof(*rep));
+	cli_salvage(dir, cmdline, stderr, false, false, false, rep);
 	free(cmdline);
 }
 
@@ -358,6 +525,7 @@ int cmd_record(int argc, char **argv)
 	bool forced = false, dynamic;
 	char prog[PATH_MAX], lib[PATH_MAX], why[256];
 	struct recdir_summary sum;
+	struct rec_salvage_report salv = { 0 };
 	struct timespec t0, t1;
 	int c, status, exec_errno, dirfd;
 
@@ -477,7 +645,7 @@ int cmd_record(int argc, char **argv)
 	free(fmt.tracepoints);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	status = run_child(prog, argv + optind, &exec_errno);
+	status = run_child(prog, argv + optind, lib, &exec_errno);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (status < 0) {
 		recdir_finish(dirfd, dir);
@@ -486,8 +654,16 @@ int cmd_record(int argc, char **argv)
 
 	/* a process that died without finishing (SIGKILL, ...) left its rings: salvage them */
 	if (WIFSIGNALED(status) || rec_salvage_needed(dir))
-		record_salvage(dir, argc - optind, argv + optind);
+		record_salvage(dir, argc - optind, argv + optind, &salv);
 	recdir_summarize(dir, &sum);
+	/* the runtime's counters leave out the processes that never finished (killed, or gone
+	 * through glibc's internal _exit, as daemon()'s parent is): the salvage has them */
+	if (sum.from_runtime) {
+		sum.threads += salv.salvaged;
+		sum.events += salv.events;
+		sum.bytes += salv.bytes;
+		sum.lost += salv.lost;
+	}
 	fprintf(stderr,
 		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
 		"-> %s\n",

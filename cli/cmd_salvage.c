@@ -31,13 +31,15 @@ static const char usage[] =
 	"not be salvaged, 2 usage.\n";
 
 int cli_salvage(const char *dir, const char *cmdline, FILE *out, bool quiet, bool dry_run,
-		bool keep)
+		bool keep, struct rec_salvage_report *report)
 {
 	struct rec_salvage_opts o = { .dry_run = dry_run, .keep_rings = keep, .cmdline = cmdline,
 				      .log = quiet ? NULL : stderr };
 	struct rec_salvage_report rep;
 	int ret = fmt_salvage_dir(dir, &o, &rep);
 
+	if (report)
+		*report = rep;
 	fprintf(out, "%s: %s %u rings of %u processes: %llu chunks, %llu bytes, %llu events, %llu lost",
 	       dir, dry_run ? "would salvage" : "salvaged", dry_run ? rep.rings - rep.busy - rep.bad - rep.unborn :
 	       rep.salvaged, rep.processes, (unsigned long long)rep.chunks,
@@ -101,5 +103,5 @@ int cmd_salvage(int argc, char **argv)
 		cli_err("%s: not a directory", argv[optind]);
 		return CLI_USAGE;
 	}
-	return cli_salvage(argv[optind], cmdline, stdout, quiet, dry, keep);
+	return cli_salvage(argv[optind], cmdline, stdout, quiet, dry, keep, NULL);
 }

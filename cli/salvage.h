@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct rec_salvage_report;
+
 /* salvage DIR, print the summary line on OUT and, unless QUIET, one line per ring on stderr;
- * CLI_OK or CLI_BAD_TRACE */
+ * what was salvaged in *REPORT (unless NULL); CLI_OK or CLI_BAD_TRACE */
 int cli_salvage(const char *dir, const char *cmdline, FILE *out, bool quiet, bool dry_run,
-		bool keep);
+		bool keep, struct rec_salvage_report *report);
 
 #endif

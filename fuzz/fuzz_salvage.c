@@ -19,8 +19,8 @@ void fuzz_target_run(const struct fuzz_template *t, const char *path, size_t f)
 {
 	(void)path;
 	(void)f;
-	(void)cli_salvage(t->root, NULL, stdout, true, true, false); /* dry run first */
-	(void)cli_salvage(t->root, "prog --fuzz", stdout, true, false, false);
+	(void)cli_salvage(t->root, NULL, stdout, true, true, false, NULL); /* dry run first */
+	(void)cli_salvage(t->root, "prog --fuzz", stdout, true, false, false, NULL);
 	fuzz_cli(&cli_format_uftrace, t->root);
 	fuzz_cli(&cli_format_xray, t->root);
 	fuzz_cli(&cli_format_tfile, t->root);
