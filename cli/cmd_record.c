@@ -376,15 +376,15 @@ static void wait_recording(const char *prog, const char *lib)
 		if (n == 0)
 			return;
 		if (stop_waiting) {
-			cli_err("stopped waiting: %u process%s of the recording still run%s (pid %d); "
-				"what they record is theirs to finish",
+			cli_err("stopped waiting: %u process%s of the recording still run%s "
+				"(pid %d); what they record is theirs to finish",
 				n, n > 1 ? "es" : "", n > 1 ? "" : "s", (int)any);
 			return;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!told && now.tv_sec - start.tv_sec >= 2) {
-			cli_err("%s has exited; waiting for the %u process%s it left recording (pid "
-				"%d; Ctrl-C stops waiting)",
+			cli_err("%s has exited; waiting for the %u process%s it left recording "
+				"(pid %d; Ctrl-C stops waiting)",
 				prog, n, n > 1 ? "es" : "", (int)any);
 			told = true;
 		}

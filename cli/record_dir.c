@@ -159,8 +159,8 @@ static int empty_previous(int ringfd, const char *dir, char *names, size_t len)
 	}
 	for (char *p = names; p < names + len; p += strlen(p) + 1) {
 		if (strcmp(p, ".flightrec") && !listed(list, llen, p)) {
-			cli_err("%s holds '%s', which the trace recorded there did not write: nothing "
-				"removed (choose another -d DIR, or remove it yourself)",
+			cli_err("%s holds '%s', which the trace recorded there did not write: "
+				"nothing removed (choose another -d DIR, or remove it yourself)",
 				dir, p);
 			free(list);
 			return -1;
@@ -217,9 +217,9 @@ int recdir_prepare(const char *dir)
 	fd = openat(dfd, ".flightrec", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-			cli_err("%s is not empty and is not a trace `flightrec record` finished (no "
-				".flightrec directory): nothing removed (choose another -d DIR, or "
-				"remove it yourself)",
+			cli_err("%s is not empty and is not a trace `flightrec record` finished "
+				"(no .flightrec directory): nothing removed (choose another -d DIR, "
+				"or remove it yourself)",
 				dir);
 		else
 			cli_err("%s/.flightrec:", dir);
@@ -232,8 +232,8 @@ int recdir_prepare(const char *dir)
 	 */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			cli_err("%s is in use by another `flightrec record`: not touching it (choose "
-				"another -d DIR)",
+			cli_err("%s is in use by another `flightrec record`: not touching it "
+				"(choose another -d DIR)",
 				dir);
 		else
 			cli_err("cannot lock %s/.flightrec:", dir);
@@ -278,13 +278,14 @@ void recdir_finish(int ringfd, const char *dir)
 	free(names);
 	/* written whole, then renamed: a cut list would name less than the trace holds */
 	unlinkat(ringfd, RECDIR_LIST ".tmp", 0);
-	fd = openat(ringfd, RECDIR_LIST ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+	fd = openat(ringfd, RECDIR_LIST ".tmp",
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd >= 0 && write(fd, text, n) != (ssize_t)n) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0 || close(fd) < 0 || renameat(ringfd, RECDIR_LIST ".tmp", ringfd, RECDIR_LIST) < 0)
+	if (fd < 0 || close(fd) < 0 ||
+	    renameat(ringfd, RECDIR_LIST ".tmp", ringfd, RECDIR_LIST) < 0)
 		cli_err("cannot write %s/.flightrec/%s (the next record into it will refuse to "
 			"empty it):",
 			dir, RECDIR_LIST);

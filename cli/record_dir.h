@@ -14,11 +14,12 @@
  *  - DIR not empty: it is replaced only when it verifiably holds what a finished `flightrec
  *    record` wrote: a `.flightrec` directory (not a link) with `.flightrec/record.list`, the
  *    names that recording left in DIR (written by recdir_finish), and nothing else beside
- *    them. Then exactly those entries and what .flightrec holds are removed (a symbolic link is removed,
- *    never followed). Anything else (a trace of another tool, user files, a file added
- *    since): refused with one message naming why, nothing touched. uftrace 0.13 renames its
- *    own old directory to DIR.old, removing a previous DIR.old whatever it holds; we remove
- *    nothing we did not write.
+ *    them. Then exactly those entries and what .flightrec holds are removed (a symbolic
+ *    link is removed, never followed). Anything else (a trace of another tool, user files, a
+ *    file added since): refused with one message naming why, nothing touched. (uftrace 0.13
+ *    renames a uftrace or empty DIR to DIR.old, first removing a DIR.old of that kind; any
+ *    other DIR makes its mkdir fail, "File exists", exit 255, after it wrote default.opts
+ *    into it. We write nothing into a DIR we refuse, and remove nothing we did not write.)
  *  - the summary prefers the runtime's own counters (.flightrec/stats.<pid>); without them it
  *    scans the <tid>.dat files.
  */
