@@ -320,6 +320,16 @@ void tfile_script_head(struct tfile_out *o, const char *exe, pid_t pid, const ch
 		   "info registers, print ARG\n",
 		   exe, (int)pid, note, dir, script, exe);
 	tfile_line(o, "set confirm off\n");
+	/*
+	 * Memory that no frame holds (a string in .rodata, a constant table) target tfile serves
+	 * only from the executable's read-only sections at their link-time addresses (gdb 13
+	 * tfile_xfer_partial -> exec_read_partial_read_only): a PIE's and every shared object's
+	 * sections are elsewhere at run time, so a `const char *` into them printed
+	 * <unavailable>. With trust-readonly-sections gdb reads any read-only section from its
+	 * file at the address the symbol-file -o / add-symbol-file -o lines below give it, before
+	 * asking the target. Only read-only sections: writable data still comes from the frames.
+	 */
+	tfile_line(o, "set trust-readonly-sections on\n");
 }
 
 void tfile_script_module(struct tfile_out *o, const char *path, uint64_t bias, int is_exe,

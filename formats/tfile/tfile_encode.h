@@ -74,7 +74,8 @@ struct tfile_trace {
 uint64_t tfile_write_trace(struct tfile_out *o, const struct tfile_trace *t, struct tfile_spool *v,
 			   size_t n, uint64_t *scratch, uint8_t *frame);
 
-/* The gdb script beside <base>.tf, in three parts: the head (comments, `set confirm off`),
+/* The gdb script beside <base>.tf, in three parts: the head (comments, `set confirm off`,
+ * `set trust-readonly-sections on`: .rodata at its run-time address, see tfile_encode.c),
  * one part per module (exec-file and symbol-file for the executable, at its load bias when it
  * is PIE; add-symbol-file -o for a shared object), the tail (target tfile DIR/TF). `note` is
  * added to the first comment line ("" for none). */

@@ -325,6 +325,8 @@ static void test_whole_image(void **state)
 	assert_non_null(strstr(script, "symbol-file -o 0x555555554000 /opt/app/prog\n"));
 	assert_non_null(strstr(script, "add-symbol-file /lib/libx.so -o 0x7f0000000000\n"));
 	assert_non_null(strstr(script, "/prog.tf\n"));
+	/* the PIE's and the library's .rodata at their run-time addresses (tfile_encode.c) */
+	assert_non_null(strstr(script, "\nset trust-readonly-sections on\n"));
 	assert_false(exists(".flightrec/ring.%d.%d", PID, TID));
 	assert_false(exists(".flightrec/tfile.%d.%llu.%d", PID, BASE_NS, TID));
 	assert_false(exists(".flightrec/tfile.%d.%llu.%d", PID, BASE_NS, TID2));
