@@ -87,10 +87,11 @@ void mc_restore_returns(struct rec_thread *t);
 /* Is a return address of this thread's stack hijacked now (not restored)? */
 int mc_returns_hijacked(struct rec_thread *t);
 void mc_rehijack_returns(struct rec_thread *t);
-/* Exits for every frame (pthread_exit). */
+/* Real return addresses back, every frame off the stack with no exit record (pthread_exit:
+ * the thread ends inside them, as uftrace records it). */
 void mc_exit_all(struct rec_thread *t);
 /* The thread is exiting with frames still on its shadow stack (pthread_cancel unwound them):
- * exits for them, nothing written to the stack (rec_frontend.thread_exit). */
+ * they end with no exit record, nothing written to the stack (rec_frontend.thread_exit). */
 void mc_thread_exit(struct rec_thread *t);
 
 #pragma GCC visibility pop

@@ -427,15 +427,20 @@ void mc_restore_returns(struct rec_thread *t)
 	mc_in_exception(t) = 1;
 }
 
-/* Exits for every frame on the shadow stack, the guard up meanwhile. */
-static void mc_pop_all(struct rec_thread *t, struct mc_thread *mt)
+/*
+ * The thread ends inside every frame on the shadow stack (pthread_exit, a cancellation): they
+ * leave it with no exit record, the guard up meanwhile. None of them returns, and nothing of
+ * the thread comes after them, so uftrace's readers show them as they show uftrace's own
+ * recording of the same thread: open, listed under "uftrace stopped tracing with remaining
+ * functions" (uftrace 0.13 writes no exit for them either, with or without --no-libcall).
+ */
+static void mc_drop_all(struct rec_thread *t, struct mc_thread *mt)
 {
 	uint8_t busy = t->busy;
 
 	t->busy = 1;
 	barrier();
-	while (mt->depth)
-		mc_pop_frame(t, mt);
+	mt->depth = 0;
 	mc_in_exception(t) = 0;
 	barrier();
 	t->busy = busy;
@@ -463,8 +468,8 @@ void mc_thread_exit(struct rec_thread *t)
 	if (t->busy || !mt->depth)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
-	 * exits now, and no write to their old return-address slots */
-	mc_pop_all(t, mt);
+	 * they end without exits, and no write to their old return-address slots */
+	mc_drop_all(t, mt);
 }
 
 void mc_rehijack_returns(struct rec_thread *t)
@@ -484,5 +489,5 @@ void mc_rehijack_returns(struct rec_thread *t)
 void mc_exit_all(struct rec_thread *t)
 {
 	mc_restore_returns(t);
-	mc_pop_all(t, mc_thread_of(t));
+	mc_drop_all(t, mc_thread_of(t));
 }

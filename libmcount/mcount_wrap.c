@@ -6,7 +6,8 @@
  *   __cxa_throw/rethrow the real return addresses go back in place, so the unwinder can walk
  *                       the stack; __cxa_begin_catch gives exits to the unwound frames and
  *                       hijacks the survivors again
- *   pthread_exit        exits for every frame, real return addresses back (forced unwind)
+ *   pthread_exit        real return addresses back (forced unwind); the frames end with no
+ *                       exit record: the thread ends inside them (uftrace's way)
  *   dlopen              a library loaded while recording gets its DLOP line and .sym file
  *                       (uftrace's way), so readers name its functions
  *   _dl_find_object     libgcc's unwinder asks it for every frame it steps through: the
