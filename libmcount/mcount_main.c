@@ -107,7 +107,13 @@ static int mc_exe_uses_hooks(void)
 
 __attribute__((constructor)) static void mc_init(void)
 {
-	if (mc_exe_uses_hooks())
+	int uses;
+
+	/* libelf allocates: with the program's own malloc that is a hook, not to be recorded */
+	rec_in_runtime = 1;
+	uses = mc_exe_uses_hooks();
+	rec_in_runtime = 0;
+	if (uses)
 		rec_session_ensure();
 }
 

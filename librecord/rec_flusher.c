@@ -206,7 +206,13 @@ void rec_flusher_ensure(void)
 		/* start with every signal blocked so none lands there before it blocks them */
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
-		if (pthread_create(&rec_sess.flusher, &attr, rec_flusher_main, NULL) == 0)
+		/* pthread_create allocates (the new thread's TLS vector) with malloc, which may
+		 * be the program's: a hook then is ours (no signal can land here, all blocked) */
+		uint8_t in_rt = rec_in_runtime;
+		rec_in_runtime = 1;
+		int err = pthread_create(&rec_sess.flusher, &attr, rec_flusher_main, NULL);
+		rec_in_runtime = in_rt;
+		if (err == 0)
 			__atomic_store_n(&rec_sess.flusher_started, 1, __ATOMIC_RELEASE);
 		else
 			rec_warn("cannot start the flusher thread: chunks are written at exit");

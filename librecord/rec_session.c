@@ -281,11 +281,17 @@ int rec_session_start(const struct rec_frontend *fe)
 
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_NONE)
 		return rec_sess.state == REC_SESSION_ACTIVE ? 0 : -1;
+	/* this thread is starting it already, and a call of ours reached a hook (the program's
+	 * malloc, say): waiting for the lock would wait for ourselves; that hook records nothing */
+	if (rec_in_runtime)
+		return -1;
 	pthread_mutex_lock(&rec_start_lock);
+	rec_in_runtime = 1;
 	if (rec_sess.state == REC_SESSION_NONE)
 		ret = rec_session_start_locked(fe);
 	else
 		ret = rec_sess.state == REC_SESSION_ACTIVE ? 0 : -1;
+	rec_in_runtime = 0;
 	pthread_mutex_unlock(&rec_start_lock);
 	return ret;
 }
@@ -343,7 +349,8 @@ static void rec_session_finish_wait(int handed_off)
 
 void rec_session_finish(void)
 {
-	struct rec_thread *t;
+	struct rec_thread *t, *self;
+	uint8_t in_rt;
 
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
 	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
@@ -365,11 +372,21 @@ void rec_session_finish(void)
 		rec_thread_close(t, 0);
 		rec_finish_progress();
 	}
+	/* the metadata writers call libc, which may call the program's malloc: its hooks on
+	 * this thread are ours, not the program's, and are not recorded (rec_thread.h); the
+	 * rings are drained already, so a record there would be counted and never written */
+	self = rec_self;
+	in_rt = rec_in_runtime;
+	rec_in_runtime = 1;
+	if ((uintptr_t)self > REC_THREAD_SENTINEL_MAX)
+		rec_self = REC_THREAD_OFF;
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
 	if (rec_sess.sink->finished)
 		rec_sess.sink->finished(&rec_sess);
+	rec_self = self;
+	rec_in_runtime = in_rt;
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);

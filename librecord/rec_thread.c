@@ -38,6 +38,7 @@ _Static_assert(offsetof(struct rec_chunk, committed) == REC_C_COMMITTED, "rec_fa
 _Static_assert(sizeof(struct rec_chunk) == REC_C_DATA, "rec_fast_asm.h: chunk data");
 
 __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+__thread uint8_t rec_in_runtime __attribute__((tls_model("initial-exec")));
 /* while this thread attaches (rec_self is OFF then): events of hooks that came meanwhile (a
  * signal handler's), counted as lost_nested once the thread has its state */
 static __thread uint8_t rec_attaching __attribute__((tls_model("initial-exec")));
@@ -278,6 +279,8 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 {
 	struct rec_thread *t = rec_self;
 
+	if (rec_in_runtime)
+		return NULL; /* the runtime's own call into the program (rec_thread.h) */
 	if (t == REC_THREAD_DEAD) {
 		rec_count_lost_dead(rec_lost_per_hook());
 		return NULL;

@@ -81,6 +81,14 @@ struct rec_thread {
 #define REC_THREAD_SENTINEL_MAX ((uintptr_t)2)
 
 extern __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
+/*
+ * Set while this thread runs the runtime's own set-up code (session start, the flusher's
+ * creation, finish) that calls libc: libc may call the program's own malloc (a program that
+ * defines malloc, or hooks it), which is instrumented and enters a hook. Such a hook is the
+ * runtime's doing, not a call the program made: it records nothing and counts nothing (and
+ * must never take the start lock again, which this thread holds). Slow paths only.
+ */
+extern __thread uint8_t rec_in_runtime __attribute__((tls_model("initial-exec")));
 
 static inline void *rec_thread_fe(struct rec_thread *t)
 {
