@@ -153,14 +153,15 @@ $(foreach f,$(FORMATS),$(eval $(call fmt_archives,$(f))))
 # define libc names (longjmp, execve, ...) with their own prototypes
 CFLAGS_mcount_hooks := -mgeneral-regs-only
 CFLAGS_mcount_wrap := -fno-builtin
-$(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT)
+$(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -o $@ $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete -Wl,-z,defs \
 		-Wl,--version-script=libmcount/exports.map
 
 # xray-rt: LD_PRELOAD library, and an archive to link instead of compiler-rt's runtime
-$(B)/lib/flightrec/libxray-rt.so: $(XRAY_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT)
+$(B)/lib/flightrec/libxray-rt.so: $(XRAY_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) \
+		xray-rt/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -o $@ $(XRAY_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) \
@@ -173,7 +174,7 @@ $(B)/lib/flightrec/libxray-rt.a: $(XRAY_OBJS) $(call fmt_rt_objs,$(FN_FORMATS)) 
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ovni-rt: a drop-in for libovni.so.1 with the original's public header
-$(B)/lib/libovni.so.1: $(OVNI_OBJS) $(call fmt_rt,ovni) $(LIBRECORD_RT)
+$(B)/lib/libovni.so.1: $(OVNI_OBJS) $(call fmt_rt,ovni) $(LIBRECORD_RT) ovni-rt/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -o $@ -Wl,-soname,libovni.so.1 $(OVNI_OBJS) $(call fmt_rt,ovni) $(LIBRECORD_RT) \
@@ -189,7 +190,8 @@ $(B)/include/ovni.h: ovni-rt/ovni.h
 # cacheray-rt: linked instead of TSan's runtime (.so or .a) or preloaded; it defines libc
 # names (memcpy, malloc, ...) with their own prototypes
 CFLAGS_cr_intercept := -fno-builtin -fno-tree-loop-distribute-patterns
-$(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(call fmt_rt,cacheray) $(LIBRECORD_RT)
+$(B)/lib/flightrec/libcacheray-rt.so: $(CACHERAY_OBJS) $(call fmt_rt,cacheray) $(LIBRECORD_RT) \
+		cacheray-rt/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -o $@ $(CACHERAY_OBJS) $(call fmt_rt,cacheray) $(LIBRECORD_RT) $(RUNTIME_LIBS) -Wl,-z,nodelete \

@@ -16,6 +16,8 @@
  *                       an exception thrown where __cxa_throw is not seen) finds the real
  *                       callers instead of mcount_return, which has no unwind information:
  *                       without this a cancelled thread crashed the program
+ *   backtrace           the same walk, but the frames live on: their returns are hijacked
+ *                       again after it (as uftrace's wrapper does), or none would have an exit
  * exec* and _exit are librecord's (rec_wrap_exec.c): the trace is finished first.
  * The real functions are found with dlsym(RTLD_NEXT) when first needed.
  */
@@ -194,6 +196,38 @@ MC_EXPORT int _dl_find_object(void *pc, struct dl_find_object *result)
 	if (!mc_real_find_object)
 		return -1; /* glibc < 2.35: nobody calls this */
 	return mc_real_find_object(pc, result);
+}
+
+/* backtrace(): the walk finds the real callers (the real return addresses are put back, by
+ * the _dl_find_object wrapper or here); every frame walked is alive and returns later, so
+ * their returns are hijacked again when it is done, unless a throw or a forced unwind had
+ * them restored already (its catch or the thread's exit ends that hold). */
+typedef int (*mc_backtrace_fn)(void **, int);
+static mc_backtrace_fn mc_real_backtrace;
+
+MC_EXPORT int backtrace(void **buf, int size)
+{
+	struct rec_thread *t = mc_self();
+	int n, walked = 0;
+
+	MC_REAL(mc_real_backtrace, "backtrace");
+	if (!mc_real_backtrace)
+		return 0;
+	if (t && !t->busy && !mc_in_exception(t) && mc_returns_hijacked(t)) {
+		mc_unwinder_asks();
+		walked = 1;
+	}
+	n = mc_real_backtrace(buf, size);
+	if (walked && mc_in_exception(t)) {
+		int saved = errno;
+		t->busy = 1;
+		__asm__ __volatile__("" ::: "memory");
+		mc_rehijack_returns(t);
+		__asm__ __volatile__("" ::: "memory");
+		t->busy = 0;
+		errno = saved;
+	}
+	return n;
 }
 
 /* --- libraries loaded while recording --------------------------------------------------- */
