@@ -5,6 +5,9 @@
  *   exec*          the image's trace is written before it is replaced; a custom environment
  *                  gets LD_PRELOAD, FLIGHTREC_DIR and the front end's own variables back (their
  *                  values at start-up), so the next image records too
+ *   posix_spawn(p) the child execs inside glibc, where no wrapper sees it: a custom
+ *                  environment gets the same variables as exec's, so the child records too;
+ *                  this image goes on (nothing is written)
  *   _exit, _Exit   the trace is written first (exit() is covered by the runtimes' destructors)
  *
  * What "written" means is the front end's (rec_frontend.image_end): by default the session is
@@ -33,6 +36,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +358,31 @@ REC_WRAP_EXPORT int execle(const char *path, const char *arg0, ...)
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);
+}
+
+typedef int (*rec_spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+static rec_spawn_fn rec_real_posix_spawn, rec_real_posix_spawnp;
+
+REC_WRAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+				const posix_spawnattr_t *attr, char *const argv[],
+				char *const envp[])
+{
+	if (!rec_wrap_real((void **)&rec_real_posix_spawn, "posix_spawn"))
+		return ENOSYS;
+	REC_WRAP_WITH_ENV(envp, env);
+	return rec_real_posix_spawn(pid, path, fa, attr, argv, env);
+}
+
+REC_WRAP_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+				 const posix_spawn_file_actions_t *fa,
+				 const posix_spawnattr_t *attr, char *const argv[],
+				 char *const envp[])
+{
+	if (!rec_wrap_real((void **)&rec_real_posix_spawnp, "posix_spawnp"))
+		return ENOSYS;
+	REC_WRAP_WITH_ENV(envp, env);
+	return rec_real_posix_spawnp(pid, file, fa, attr, argv, env);
 }
 
 REC_WRAP_EXPORT __attribute__((noreturn)) void _exit(int status)
