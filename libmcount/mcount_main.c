@@ -12,10 +12,9 @@
 #include "formats/xray/sink_xray.h"
 #include "formats/xcode/fn_decode.h"
 #include "formats/uftrace/uftrace_format.h"
+#include "librecord/rec_elf.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,47 +72,32 @@ static int mc_exe_uses_hooks(void)
 {
 	static const char *const hooks[] = { "mcount", "_mcount", "__fentry__",
 					     "__cyg_profile_func_enter" };
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
+	/* read in place, not with libelf: it would call malloc, which may be the program's own
+	 * and instrumented, before anything is set up (rec_util.h) */
+	struct rec_elf_map m;
+	const struct rec_elf_tab *tabs[2] = { &m.dynsym, &m.symtab };
+	int found = 0;
 
-	if (fd < 0)
+	if (rec_elf_map_open("/proc/self/exe", &m) < 0)
 		return 1; /* cannot tell: record */
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    sh.sh_entsize == 0 || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++) {
-			GElf_Sym sym;
+	for (int k = 0; k < 2 && !found; k++) {
+		const struct rec_elf_tab *t = tabs[k];
+		for (size_t i = 0; i < t->nsyms && !found; i++) {
 			const char *name;
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+			if (t->syms[i].st_shndx != SHN_UNDEF)
 				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			for (size_t h = 0; name && h < sizeof(hooks) / sizeof(hooks[0]); h++)
+			name = rec_elf_tab_name(t, i);
+			for (size_t h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++)
 				found |= strcmp(name, hooks[h]) == 0;
 		}
 	}
-	if (elf)
-		elf_end(elf);
-	else
-		found = 1;
-	close(fd);
+	rec_elf_map_close(&m);
 	return found;
 }
 
 __attribute__((constructor)) static void mc_init(void)
 {
-	int uses;
-
-	/* libelf allocates: with the program's own malloc that is a hook, not to be recorded */
-	rec_in_runtime = 1;
-	uses = mc_exe_uses_hooks();
-	rec_in_runtime = 0;
-	if (uses)
+	if (mc_exe_uses_hooks())
 		rec_session_ensure();
 }
 

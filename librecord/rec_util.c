@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -215,4 +216,185 @@ unsigned long long rec_dl_adds(void)
 
 	dl_iterate_phdr(rec_dl_adds_cb, &adds);
 	return adds;
+}
+
+/* --- without malloc (rec_util.h) ---------------------------------------------------------- */
+
+#define REC_MEM_HDR 16 /* the mapping's size, before the memory handed out */
+
+void *rec_mem_grow(void *p, size_t bytes)
+{
+	size_t want, have;
+	uint8_t *m;
+
+	if (bytes > SIZE_MAX / 2)
+		return NULL;
+	want = (bytes + REC_MEM_HDR + 4095) & ~(size_t)4095;
+	if (!p) {
+		m = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	} else {
+		m = (uint8_t *)p - REC_MEM_HDR;
+		memcpy(&have, m, sizeof(have));
+		if (want <= have)
+			return p;
+		m = mremap(m, have, want, MREMAP_MAYMOVE);
+	}
+	if (m == MAP_FAILED)
+		return NULL;
+	memcpy(m, &want, sizeof(want));
+	return m + REC_MEM_HDR;
+}
+
+void rec_mem_free(void *p)
+{
+	uint8_t *m;
+	size_t have;
+
+	if (!p)
+		return;
+	m = (uint8_t *)p - REC_MEM_HDR;
+	memcpy(&have, m, sizeof(have));
+	munmap(m, have);
+}
+
+static void rec_sort_swap(uint8_t *a, uint8_t *b, size_t size)
+{
+	while (size--) {
+		uint8_t t = *a;
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void rec_sort_sift(uint8_t *v, size_t root, size_t n, size_t size,
+			  int (*cmp)(const void *, const void *))
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && cmp(v + child * size, v + (child + 1) * size) < 0)
+			child++;
+		if (cmp(v + root * size, v + child * size) >= 0)
+			return;
+		rec_sort_swap(v + root * size, v + child * size, size);
+	}
+}
+
+void rec_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	uint8_t *v = base;
+
+	if (n < 2)
+		return;
+	for (size_t i = n / 2; i-- > 0;)
+		rec_sort_sift(v, i, n, size, cmp);
+	for (size_t end = n - 1; end > 0; end--) {
+		rec_sort_swap(v, v + end * size, size);
+		rec_sort_sift(v, 0, end, size, cmp);
+	}
+}
+
+void rec_out_init(struct rec_out *o, int fd)
+{
+	o->fd = fd;
+	o->failed = fd < 0;
+	o->len = 0;
+}
+
+static void rec_out_flush(struct rec_out *o)
+{
+	if (o->len && !o->failed && rec_write_all(o->fd, o->buf, o->len) < 0)
+		o->failed = 1;
+	o->len = 0;
+}
+
+void rec_out_printf(struct rec_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (int tries = 0; tries < 2; tries++) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->failed = 1;
+			return;
+		}
+		if (o->len + (size_t)n < sizeof(o->buf)) {
+			o->len += (size_t)n;
+			return;
+		}
+		/* did not fit: write what came before, and format it again at the start */
+		rec_out_flush(o);
+	}
+	o->failed = 1; /* longer than the whole buffer */
+}
+
+int rec_out_close(struct rec_out *o)
+{
+	int saved;
+
+	rec_out_flush(o);
+	if (o->fd >= 0 && close(o->fd) < 0)
+		o->failed = 1;
+	saved = errno;
+	o->fd = -1;
+	errno = saved;
+	return o->failed ? -1 : 0;
+}
+
+void rec_lines_init(struct rec_lines *l, int fd)
+{
+	l->fd = fd;
+	l->pos = l->len = 0;
+}
+
+/* The next byte, or -1 at the end (or on a read error). */
+static int rec_lines_getc(struct rec_lines *l)
+{
+	if (l->pos == l->len) {
+		ssize_t n;
+
+		do
+			n = read(l->fd, l->buf, sizeof(l->buf));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return -1;
+		l->pos = 0;
+		l->len = (size_t)n;
+	}
+	return (unsigned char)l->buf[l->pos++];
+}
+
+long rec_lines_next(struct rec_lines *l, char *line, size_t size)
+{
+	size_t n = 0;
+	int c = rec_lines_getc(l);
+
+	if (c < 0)
+		return -1;
+	for (; c >= 0 && c != '\n'; c = rec_lines_getc(l))
+		if (n + 1 < size)
+			line[n++] = (char)c;
+	if (size)
+		line[n] = '\0';
+	return (long)n;
+}
+
+void rec_ctime_utc(long long t, char buf[32])
+{
+	static const char days[] = "ThuFriSatSunMonTueWed", months[] = "JanFebMarAprMayJunJulAug"
+								  "SepOctNovDec";
+	long long d = t >= 0 ? t / 86400 : (t - 86399) / 86400, secs = t - d * 86400;
+	int wd = (int)(((d % 7) + 7) % 7);
+	/* civil from days (H. Hinnant's algorithm): the proleptic Gregorian date of day d */
+	long long z = d + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	long long doe = z - era * 146097;
+	long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	int day = (int)(doy - (153 * mp + 2) / 5 + 1), mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+	long long year = yoe + era * 400 + (mon <= 2);
+
+	rec_snprintf(buf, 32, "%.3s %.3s %2d %02d:%02d:%02d %lld", days + 3 * wd,
+		     months + 3 * (mon - 1), day, (int)(secs / 3600), (int)(secs / 60 % 60),
+		     (int)(secs % 60), year);
 }

@@ -62,6 +62,49 @@ DIR *rec_opendir_at(int dirfd);
 int rec_dir_each(int dirfd, const char *prefix, size_t plen, int (*fn)(void *arg, const char *name),
 		 void *arg);
 
+/*
+ * Without malloc: the runtime's slow paths (session start, finish, the flusher) may not call
+ * the program's malloc, which may be the program's own (instrumented: it enters a hook; not
+ * thread-safe; with locks the interrupted thread holds), nor libc functions that call it
+ * (stdio, opendir, qsort on more than a few hundred bytes, ctime). These stand in for them.
+ */
+
+/* realloc/free with whole pages from mmap (mremap to grow); P NULL allocates. NULL on failure,
+ * P unchanged. The memory is zero where it is new. */
+void *rec_mem_grow(void *p, size_t bytes);
+void rec_mem_free(void *p);
+
+/* qsort's contract, in place (heapsort: no allocation, no recursion); not stable. */
+void rec_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* A buffered writer on a descriptor: rec_out_printf formats into the buffer (vsnprintf, which
+ * does not allocate for plain conversions), a full buffer is written out. rec_out_close writes
+ * the rest and closes the descriptor: 0, or -1 if any write failed. */
+struct rec_out {
+	int fd;
+	int failed;
+	size_t len;
+	char buf[8192];
+};
+void rec_out_init(struct rec_out *o, int fd);
+void rec_out_printf(struct rec_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int rec_out_close(struct rec_out *o);
+
+/* The lines of a file, read(2) into a fixed buffer. */
+struct rec_lines {
+	int fd;
+	size_t pos, len;
+	char buf[8192];
+};
+void rec_lines_init(struct rec_lines *l, int fd);
+/* The next line, without its '\n', NUL-terminated in LINE (SIZE bytes; a longer line is cut
+ * there, its rest skipped): its length, or -1 at the end of the file. */
+long rec_lines_next(struct rec_lines *l, char *line, size_t size);
+
+/* ctime_r's text ("Thu Jan  1 00:00:00 1970", no newline) of T in UTC: ctime and localtime read
+ * the zone file with stdio the first time. */
+void rec_ctime_utc(long long t, char buf[32]);
+
 /* The dynamic loader's count of modules loaded so far (dl_iterate_phdr's dlpi_adds): it moves
  * when dlopen maps a new one. */
 unsigned long long rec_dl_adds(void);

@@ -322,7 +322,7 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 		ret = -1;
 	}
 	flock(ctx->dirfd, LOCK_UN);
-	free(tids);
+	rec_mem_free(tids);
 	free(tasks.tids);
 	if (ret < 0)
 		for (size_t i = 0; i < nr; i++)

@@ -70,37 +70,70 @@ static void uftrace_make_sid(char sid[17])
 		rec_snprintf(sid + 2 * i, 3, "%02x", r[i]);
 }
 
-/* One line per module: what uftrace's map reader wants (and libmcount 0.13 writes). */
+/* "start-end prot offset dev inode   path" of /proc/self/maps: 0 and its fields, or -1 */
+static int uftrace_parse_maps_line(char *line, unsigned long long *start, unsigned long long *end,
+				   char prot[5], const char **path)
+{
+	char *p = line, *q;
+	int field;
+
+	*start = strtoull(p, &q, 16);
+	if (q == p || *q != '-')
+		return -1;
+	p = q + 1;
+	*end = strtoull(p, &q, 16);
+	if (q == p || *q != ' ' || strlen(q + 1) < 4)
+		return -1;
+	memcpy(prot, q + 1, 4);
+	prot[4] = '\0';
+	p = q + 5;
+	/* offset, dev and inode, then the path (absent for anonymous memory) */
+	for (field = 0; field < 3; field++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	*path = p;
+	return 0;
+}
+
+/*
+ * One line per module: what uftrace's map reader wants (and libmcount 0.13 writes). Read and
+ * written with read/write and fixed buffers: this runs in the session start, where stdio
+ * would call the program's malloc (rec_util.h).
+ */
 static int uftrace_write_map(void)
 {
-	char name[64], line[REC_PATH_MAX + 256], out[REC_PATH_MAX + 256];
+	char name[64], line[REC_PATH_MAX + 256];
 	char cur_path[REC_PATH_MAX] = "", cur_prot[5] = "";
 	unsigned long long cur_start = 0, cur_end = 0;
-	FILE *in, *f;
-	int fd;
+	struct rec_lines in;
+	struct rec_out out;
+	int ifd, fd;
 
 	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
-	in = fopen("/proc/self/maps", "re");
-	if (!in)
+	ifd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (ifd < 0)
 		return -1;
 	fd = rec_open_write(rec_sess.dirfd, name, O_TRUNC);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		if (fd >= 0)
-			close(fd);
-		fclose(in);
+	if (fd < 0) {
+		close(ifd);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), in)) {
+	rec_lines_init(&in, ifd);
+	rec_out_init(&out, fd);
+	while (rec_lines_next(&in, line, sizeof(line)) >= 0) {
 		unsigned long long start, end;
-		char prot[5], path[REC_PATH_MAX];
-		int off = 0;
+		const char *path;
+		char prot[5];
 
-		path[0] = '\0';
-		if (sscanf(line, "%llx-%llx %4s %*x %*s %*u %n", &start, &end, prot, &off) < 3)
+		if (uftrace_parse_maps_line(line, &start, &end, prot, &path) < 0)
 			continue;
-		if (off > 0)
-			sscanf(line + off, "%4095[^\n]", path);
-		if (path[0] != '/' && strcmp(path, "[stack]") != 0)
+		if ((path[0] != '/' && strcmp(path, "[stack]") != 0) ||
+		    strlen(path) >= sizeof(cur_path))
 			continue;
 		if (cur_path[0] && strcmp(path, cur_path) == 0) {
 			cur_end = end;
@@ -108,23 +141,19 @@ static int uftrace_write_map(void)
 				memcpy(cur_prot, prot, sizeof(cur_prot));
 			continue;
 		}
-		if (cur_path[0]) {
-			rec_snprintf(out, sizeof(out), "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start,
-				     cur_end, cur_prot, 0, "00:00", 0, "", cur_path);
-			fputs(out, f);
-		}
+		if (cur_path[0])
+			rec_out_printf(&out, "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start,
+				       cur_end, cur_prot, 0, "00:00", 0, "", cur_path);
 		rec_snprintf(cur_path, sizeof(cur_path), "%s", path);
 		memcpy(cur_prot, prot, sizeof(cur_prot));
 		cur_start = start;
 		cur_end = end;
 	}
-	if (cur_path[0]) {
-		rec_snprintf(out, sizeof(out), "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start, cur_end,
-			     cur_prot, 0, "00:00", 0, "", cur_path);
-		fputs(out, f);
-	}
-	fclose(in);
-	return fclose(f) == 0 ? 0 : -1;
+	if (cur_path[0])
+		rec_out_printf(&out, "%llx-%llx %s %08x %s %u %-26s %s\n", cur_start, cur_end,
+			       cur_prot, 0, "00:00", 0, "", cur_path);
+	close(ifd);
+	return rec_out_close(&out);
 }
 
 static size_t uftrace_stamp(char *buf, size_t size, uint64_t ns)
@@ -354,7 +383,7 @@ static void uftrace_finish(struct rec_session *s)
 	ntids = uftrace_info_scan_tids(s->dirfd, &tids);
 	if (ntids <= 0) {
 		flock(s->dirfd, LOCK_UN);
-		free(tids);
+		rec_mem_free(tids);
 		return;
 	}
 	/* the program the user recorded, even after exec */
@@ -376,7 +405,7 @@ static void uftrace_finish(struct rec_session *s)
 	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);
 	flock(s->dirfd, LOCK_UN);
-	free(tids);
+	rec_mem_free(tids);
 }
 
 const struct rec_sink uftrace_sink = {

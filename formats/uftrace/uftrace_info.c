@@ -1,7 +1,8 @@
 /*
  * uftrace_info: write uftrace.data's info file and scan the directory for what it lists
- * (see uftrace_info.h). Slow-path code: it allocates, and is called once per finishing
- * process or salvage.
+ * (see uftrace_info.h). Slow-path code, called once per finishing process or salvage. A
+ * finish runs in the program (its exit, or the flusher after a fatal signal), so nothing here
+ * calls malloc or stdio: mmap'ed memory, getdents64 and read (rec_util.h says why).
  */
 #include "formats/uftrace/uftrace_info.h"
 #include "librecord/rec_config.h"
@@ -43,7 +44,7 @@ static void ubuf_add(struct ubuf *b, const char *fmt, ...)
 			return;
 		}
 		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-		char *np = realloc(b->p, cap);
+		char *np = rec_mem_grow(b->p, cap);
 		if (!np) {
 			b->failed = 1;
 			return;
@@ -59,53 +60,61 @@ static int uftrace_tid_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct uftrace_tids {
+	int dirfd;
+	int *v;
+	size_t n, cap;
+	int failed;
+};
+
+static int uftrace_info_tid(void *arg, const char *name)
+{
+	struct uftrace_tids *t = arg;
+	char *end;
+	long tid = strtol(name, &end, 10);
+	struct stat st;
+
+	if (end == name || strcmp(end, ".dat") != 0 || tid <= 0 || tid > 0x7fffffff)
+		return 0;
+	if (fstatat(t->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size == 0)
+		return 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		int *nv = rec_mem_grow(t->v, cap * sizeof(*nv));
+		if (!nv) {
+			t->failed = 1;
+			return 1; /* stop: what was found so far is listed */
+		}
+		t->v = nv;
+		t->cap = cap;
+	}
+	t->v[t->n++] = (int)tid;
+	return 0;
+}
+
 int uftrace_info_scan_tids(int dirfd, int **out)
 {
-	DIR *d = rec_opendir_at(dirfd);
-	int *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	struct uftrace_tids t = { .dirfd = dirfd };
 
 	*out = NULL;
-	if (!d)
+	if (rec_dir_each(dirfd, "", 0, uftrace_info_tid, &t) < 0)
 		return -1;
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-		struct stat st;
-		if (end == de->d_name || strcmp(end, ".dat") != 0 || tid <= 0 || tid > 0x7fffffff)
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode) || st.st_size == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			int *nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n++] = (int)tid;
-	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), uftrace_tid_cmp);
-	*out = v;
-	return (int)n;
+	rec_sort(t.v, t.n, sizeof(*t.v), uftrace_tid_cmp);
+	*out = t.v;
+	return (int)t.n;
 }
 
 int uftrace_info_first_exename(int dirfd, char *buf, size_t size)
 {
 	char line[REC_PATH_MAX + 128];
 	int fd = openat(dirfd, "task.txt", O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = -1;
-	FILE *f;
+	struct rec_lines in;
 
-	if (fd < 0 || !(f = fdopen(fd, "r"))) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
+	rec_lines_init(&in, fd);
+	while (rec_lines_next(&in, line, sizeof(line)) >= 0) {
 		char *p = strstr(line, "exename=\"");
 		if (strncmp(line, "SESS ", 5) != 0 || !p)
 			continue;
@@ -118,7 +127,7 @@ int uftrace_info_first_exename(int dirfd, char *buf, size_t size)
 		}
 		break;
 	}
-	fclose(f);
+	close(fd);
 	return ret;
 }
 
@@ -171,28 +180,27 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	for (int i = 0; i < d->ntids; i++)
 		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);
 	ubuf_add(&b, "\n");
-	if (!ctime_r(&d->date, date))
-		rec_snprintf(date, sizeof(date), "Thu Jan  1 00:00:00 1970");
-	date[strcspn(date, "\n")] = '\0';
+	/* in UTC: the local zone is read from its file with stdio the first time (rec_util.h) */
+	rec_ctime_utc((long long)d->date, date);
 	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
 		 (unsigned long long)(d->elapsed_ns / 1000000000ull),
 		 (unsigned long long)(d->elapsed_ns % 1000000000ull));
 	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
 	if (b.failed) {
-		free(b.p);
+		rec_mem_free(b.p);
 		errno = ENOMEM;
 		return -1;
 	}
 
 	fd = rec_open_write(dirfd, tmpname, O_TRUNC);
 	if (fd < 0) {
-		free(b.p);
+		rec_mem_free(b.p);
 		return -1;
 	}
 	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0 || (b.p && rec_write_all(fd, b.p, b.len) < 0);
 	saved = errno;
 	close(fd);
-	free(b.p);
+	rec_mem_free(b.p);
 	if (bad || renameat(dirfd, tmpname, dirfd, "info") < 0) {
 		saved = bad ? saved : errno;
 		unlinkat(dirfd, tmpname, 0);

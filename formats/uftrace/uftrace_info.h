@@ -28,8 +28,8 @@ struct uftrace_info_desc {
 /* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d);
 
-/* Every non-empty regular <tid>.dat in DIRFD, sorted; *OUT is malloc'ed (free it even when
- * the count is 0). Returns the count, or -1. */
+/* Every non-empty regular <tid>.dat in DIRFD, sorted; *OUT is rec_mem_grow'n memory (give it
+ * to rec_mem_free, even when the count is 0). Returns the count, or -1. */
 int uftrace_info_scan_tids(int dirfd, int **out);
 
 /* The exename of task.txt's first SESS line into BUF (the program the user recorded, even

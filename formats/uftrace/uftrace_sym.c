@@ -4,17 +4,15 @@
  * module's first PT_LOAD, each function closed by the next line's address (a `?` marker
  * closes a gap and the last function), with `# symbols:` and `# path name:` headers.
  *
- * Slow path only (session start): it allocates and reads the ELF file with libelf.
+ * Slow path only (session start, a dlopen): the ELF file is mapped and read in place, the
+ * table is mmap'ed memory, the file written through a fixed buffer: no malloc, no stdio
+ * (the program's malloc may be its own: rec_util.h).
  */
 #include "formats/uftrace/uftrace_sym.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +21,7 @@ struct usym {
 	uint64_t size;
 	char type;
 	const char *name;
+	size_t idx; /* in the symbol table: ties keep that order (rec_sort is not stable) */
 };
 
 static int usym_cmp(const void *a, const void *b)
@@ -31,58 +30,40 @@ static int usym_cmp(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* at one address prefer a global name: it is the one users know */
-	return (x->type == 't') - (y->type == 't');
-}
-
-static uint64_t usym_load_base(Elf *elf)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n) < 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-			return ph.p_vaddr & ~(uint64_t)0xfff;
-	}
-	return 0;
+	if ((x->type == 't') != (y->type == 't'))
+		return (x->type == 't') - (y->type == 't');
+	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 /* Collect functions of the symtab (or the dynsym when stripped). Returns count, -1 on error. */
-static long usym_collect(Elf *elf, struct usym **out)
+static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 {
-	Elf_Scn *tab;
-	GElf_Shdr use_sh;
+	const struct rec_elf_tab *tab = rec_elf_map_symtab(m);
 	struct usym *v = NULL;
 	size_t cnt = 0, cap = 0;
-	uint64_t base = usym_load_base(elf);
 
-	tab = rec_elf_symtab(elf);
-	if (!tab || !gelf_getshdr(tab, &use_sh) || use_sh.sh_entsize == 0)
-		return 0;
-	Elf_Data *data = elf_getdata(tab, NULL);
-	if (!data)
-		return -1;
-	size_t nsyms = use_sh.sh_size / use_sh.sh_entsize;
-	for (size_t i = 0; i < nsyms; i++) {
-		GElf_Sym s;
+	for (size_t i = 0; i < tab->nsyms; i++) {
+		const Elf64_Sym *s = &tab->syms[i];
 		const char *name;
 
-		if (!rec_elf_func_sym(elf, data, use_sh.sh_link, i, &s, &name))
+		if (!rec_elf_tab_func(tab, i, &name))
 			continue;
 		if (cnt == cap) {
+			struct usym *nv;
+
 			cap = cap ? cap * 2 : 256;
-			struct usym *nv = realloc(v, cap * sizeof(*v));
+			nv = rec_mem_grow(v, cap * sizeof(*v));
 			if (!nv) {
-				free(v);
+				rec_mem_free(v);
 				return -1;
 			}
 			v = nv;
 		}
-		v[cnt].addr = s.st_value - base;
-		v[cnt].size = s.st_size;
+		v[cnt].addr = s->st_value - m->load_base;
+		v[cnt].size = s->st_size;
 		v[cnt].name = name;
-		switch (GELF_ST_BIND(s.st_info)) {
+		v[cnt].idx = i;
+		switch (GELF_ST_BIND(s->st_info)) {
 		case STB_LOCAL: v[cnt].type = 't'; break;
 		case STB_WEAK: v[cnt].type = 'W'; break;
 		default: v[cnt].type = 'T'; break;
@@ -95,50 +76,41 @@ static long usym_collect(Elf *elf, struct usym **out)
 
 int uftrace_sym_write(int dirfd, const char *path, const char *symname)
 {
+	struct rec_elf_map m;
 	struct usym *v = NULL;
+	struct rec_out out;
 	long n;
-	int fd, ret = -1;
-	Elf *elf;
-	FILE *f;
+	int ofd, ret = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (rec_elf_map_open(path, &m) < 0)
 		return -1;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		goto out_fd;
-	n = usym_collect(elf, &v);
+	n = usym_collect(&m, &v);
 	if (n < 0)
-		goto out_elf;
-	qsort(v, (size_t)n, sizeof(*v), usym_cmp);
+		goto out;
+	rec_sort(v, (size_t)n, sizeof(*v), usym_cmp);
 
-	int ofd = rec_open_write(dirfd, symname, O_TRUNC);
+	ofd = rec_open_write(dirfd, symname, O_TRUNC);
 	if (ofd < 0)
-		goto out_elf;
-	f = fdopen(ofd, "w");
-	if (!f) {
-		close(ofd);
-		goto out_elf;
-	}
-	fprintf(f, "# symbols: %ld\n# path name: %s\n", n, path);
+		goto out;
+	rec_out_init(&out, ofd);
+	rec_out_printf(&out, "# symbols: %ld\n# path name: %s\n", n, path);
 	for (long i = 0; i < n; i++) {
 		uint64_t end;
 		if (i > 0 && v[i].addr == v[i - 1].addr)
 			continue; /* aliases: the first (global) name stands */
-		fprintf(f, "%016llx %c %s\n", (unsigned long long)v[i].addr, v[i].type, v[i].name);
+		rec_out_printf(&out, "%016llx %c %s\n", (unsigned long long)v[i].addr, v[i].type,
+			       v[i].name);
 		end = v[i].addr + v[i].size;
 		/* close the function where it ends, unless the next one starts right there */
 		if (v[i].size && (i + 1 == n || v[i + 1].addr > end))
-			fprintf(f, "%016llx ? __func_end\n", (unsigned long long)end);
+			rec_out_printf(&out, "%016llx ? __func_end\n", (unsigned long long)end);
 	}
 	if (n > 0 && v[n - 1].size == 0)
-		fprintf(f, "%016llx ? __sym_end\n", (unsigned long long)v[n - 1].addr + 1);
-	ret = fclose(f) == 0 ? 0 : -1;
-out_elf:
-	free(v);
-	elf_end(elf);
-out_fd:
-	close(fd);
+		rec_out_printf(&out, "%016llx ? __sym_end\n",
+			       (unsigned long long)v[n - 1].addr + 1);
+	ret = rec_out_close(&out);
+out:
+	rec_mem_free(v);
+	rec_elf_map_close(&m);
 	return ret;
 }

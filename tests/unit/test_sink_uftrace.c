@@ -1,0 +1,269 @@
+/*
+ * test_sink_uftrace: the uftrace sink's metadata writers (sid-*.map, <exe>.sym and task.txt at
+ * the session start, info at finish) and libmcount's way of reading an ELF file never call
+ * malloc: the program's malloc may be its own, instrumented (a hook inside the session start
+ * waited for itself forever), not thread-safe, or hold a lock at a fatal signal. This binary
+ * defines malloc, calloc, realloc and free itself, forwarding to glibc's, and counts the
+ * calls made while a test has them armed. Also the malloc-free helpers they use (rec_util.h):
+ * rec_sort against qsort, rec_mem_grow, rec_lines_next, rec_ctime_utc against gmtime.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "librecord/rec_elf.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+#include "formats/uftrace/sink_uftrace.h"
+#include "formats/uftrace/uftrace_info.h"
+#include "formats/uftrace/uftrace_sym.h"
+#include "tests/unit/unit_util.h"
+
+/* librecord's session code is linked in; it needs a front end */
+struct rec_frontend rec_frontend_self_storage = { .name = "test_sink_uftrace" };
+
+/* --- the counting allocator ------------------------------------------------------------ */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+static int armed, allocs;
+
+void *malloc(size_t n)
+{
+	allocs += armed;
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	allocs += armed;
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	allocs += armed;
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	allocs += armed && p;
+	__libc_free(p);
+}
+
+static void arm(void)
+{
+	allocs = 0;
+	armed = 1;
+}
+
+static int disarm(void)
+{
+	armed = 0;
+	return allocs;
+}
+
+/* DIR/NAME's whole text (test side: stdio allowed, not armed) */
+static char *slurp(const char *dir, const char *name)
+{
+	char p[1024], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* --- the sink ---------------------------------------------------------------------------- */
+
+static void test_session_start_and_finish(void **state)
+{
+	char dir[256], *text, name[64];
+	int dfd;
+	ssize_t n;
+
+	(void)state;
+	unit_tmpdir_make(dir, sizeof(dir), "test_sink_uftrace", false);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	rec_sess.dirfd = dfd;
+	rec_snprintf(rec_sess.dir, sizeof(rec_sess.dir), "%s", dir);
+	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	assert_true(n > 0);
+	rec_sess.exe[n] = '\0';
+	rec_sess.pid = getpid();
+	rec_sess.sink = &rec_sink_uftrace;
+	rec_sess.cfg.max_stack = 1024;
+	/* the session start: sid-*.map, task.txt's SESS line, <exe>.sym */
+	arm();
+	assert_int_equal(rec_sink_uftrace.open_session(&rec_sess), 0);
+	assert_int_equal(disarm(), 0);
+
+	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
+	text = slurp(dir, name);
+	assert_non_null(text);
+	assert_non_null(strstr(text, " [stack]\n"));
+	assert_non_null(strstr(text, rec_sess.exe)); /* the executable's line */
+	free(text);
+	rec_snprintf(name, sizeof(name), "%s.sym", strrchr(rec_sess.exe, '/') + 1);
+	text = slurp(dir, name);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "# symbols: "));
+	assert_non_null(strstr(text, " T main\n"));
+	free(text);
+
+	/* finish: scans the .dat files, reads task.txt's exename, writes info */
+	unit_write_file(dir, "4242.dat", "0123456789abcdef");
+	unit_write_file(dir, "77.dat", "0123456789abcdef");
+	arm();
+	rec_sink_uftrace.finish(&rec_sess);
+	assert_int_equal(disarm(), 0);
+	text = slurp(dir, "info");
+	assert_non_null(text);
+	assert_non_null(strstr(text + 40 /* past the binary header */, "taskinfo:tids=77,4242\n"));
+	assert_non_null(strstr(text + 40, "exename:"));
+	assert_non_null(strstr(text + 40, rec_sess.exe));
+	free(text);
+
+	close(dfd);
+	rec_sess.dirfd = -1;
+	unit_tmpdir_remove(dir);
+}
+
+/* libmcount's constructor asks which hooks the program imports: undefined symbols */
+static void test_elf_map_reads_in_place(void **state)
+{
+	struct rec_elf_map m;
+	const struct rec_elf_tab *t;
+	int undef_malloc = 0, main_func = 0;
+
+	(void)state;
+	arm();
+	assert_int_equal(rec_elf_map_open("/proc/self/exe", &m), 0);
+	t = rec_elf_map_symtab(&m);
+	for (size_t i = 0; i < m.dynsym.nsyms; i++)
+		undef_malloc |= m.dynsym.syms[i].st_shndx == SHN_UNDEF &&
+				!strcmp(rec_elf_tab_name(&m.dynsym, i), "__libc_malloc");
+	for (size_t i = 0; i < t->nsyms; i++) {
+		const char *name;
+		main_func |= rec_elf_tab_func(t, i, &name) && !strcmp(name, "main");
+	}
+	rec_elf_map_close(&m);
+	assert_int_equal(disarm(), 0);
+	assert_true(undef_malloc);
+	assert_true(main_func);
+	/* not an ELF file */
+	assert_int_equal(rec_elf_map_open("/proc/self/cmdline", &m), -1);
+	assert_int_equal(rec_elf_map_open("/nonexistent", &m), -1);
+}
+
+/* --- the helpers ------------------------------------------------------------------------- */
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static void test_sort_and_mem(void **state)
+{
+	enum { N = 5000 };
+	int *v, *w;
+
+	(void)state;
+	arm();
+	v = rec_mem_grow(NULL, 16 * sizeof(int));
+	assert_non_null(v);
+	for (int i = 0; i < 16; i++)
+		v[i] = i;
+	v = rec_mem_grow(v, N * sizeof(int)); /* grows, keeps what it held, new memory is zero */
+	assert_non_null(v);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(v[i], i);
+	assert_int_equal(v[N - 1], 0);
+	srand(7);
+	for (int i = 0; i < N; i++)
+		v[i] = rand() % 1000 - 500;
+	assert_int_equal(disarm(), 0);
+	w = malloc(N * sizeof(int));
+	memcpy(w, v, N * sizeof(int));
+	qsort(w, N, sizeof(int), cmp_int);
+	arm();
+	rec_sort(v, N, sizeof(int), cmp_int);
+	rec_sort(v, 0, sizeof(int), cmp_int);
+	assert_int_equal(disarm(), 0);
+	assert_memory_equal(v, w, N * sizeof(int));
+	free(w);
+	rec_mem_free(v);
+}
+
+static void test_lines_and_date(void **state)
+{
+	char dir[256], path[512], line[8], buf[32], want[64];
+	struct rec_lines l;
+	struct tm tm;
+	time_t t = 1764138056; /* Wed Nov 26 06:20:56 2025 */
+	int fd;
+
+	(void)state;
+	unit_tmpdir_make(dir, sizeof(dir), "test_sink_uftrace", false);
+	unit_write_file(dir, "lines", "ab\n\nlonger than eight\nlast");
+	snprintf(path, sizeof(path), "%s/lines", dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	arm();
+	rec_lines_init(&l, fd);
+	assert_int_equal(rec_lines_next(&l, line, sizeof(line)), 2);
+	assert_string_equal(line, "ab");
+	assert_int_equal(rec_lines_next(&l, line, sizeof(line)), 0);
+	assert_int_equal(rec_lines_next(&l, line, sizeof(line)), 7); /* cut, the rest skipped */
+	assert_string_equal(line, "longer ");
+	assert_int_equal(rec_lines_next(&l, line, sizeof(line)), 4);
+	assert_string_equal(line, "last");
+	assert_int_equal(rec_lines_next(&l, line, sizeof(line)), -1);
+	assert_int_equal(disarm(), 0);
+	close(fd);
+	unit_tmpdir_remove(dir);
+
+	for (long long s = -86400LL * 800; s < 86400LL * 366 * 200; s += 86400LL * 37 + 3727) {
+		t = (time_t)s;
+		gmtime_r(&t, &tm);
+		strftime(want, sizeof(want), "%a %b %e %H:%M:%S %Y", &tm);
+		rec_ctime_utc(s, buf);
+		assert_string_equal(buf, want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_session_start_and_finish),
+		cmocka_unit_test(test_elf_map_reads_in_place),
+		cmocka_unit_test(test_sort_and_mem),
+		cmocka_unit_test(test_lines_and_date),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
