@@ -1,5 +1,5 @@
 /*
- * rec_elf: an ELF file's function symbols (see rec_elf.h).
+ * rec_elf: an ELF file's function symbols, read in place (see rec_elf.h).
  */
 #include "librecord/rec_elf.h"
 
@@ -9,42 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The one rule of what is a function, for both readers. */
+/* What is a function: the rule of rec_elf_tab_func (rec_elf.h). */
 static bool rec_elf_is_func(unsigned char info, uint16_t shndx, uint64_t value)
 {
-	unsigned type = GELF_ST_TYPE(info);
+	unsigned type = ELF64_ST_TYPE(info);
 
 	return (type == STT_FUNC || type == STT_GNU_IFUNC) && shndx != SHN_UNDEF && value != 0;
 }
-
-Elf_Scn *rec_elf_symtab(Elf *elf)
-{
-	Elf_Scn *scn = NULL, *tab = NULL, *dyn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			tab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dyn = scn;
-	}
-	return tab ? tab : dyn;
-}
-
-bool rec_elf_func_sym(Elf *elf, Elf_Data *data, size_t strtab, size_t i, GElf_Sym *s,
-		      const char **name)
-{
-	if (!gelf_getsym(data, (int)i, s))
-		return false;
-	if (!rec_elf_is_func(s->st_info, s->st_shndx, s->st_value))
-		return false;
-	*name = elf_strptr(elf, strtab, s->st_name);
-	return *name && **name;
-}
-
-/* --- without libelf ------------------------------------------------------------------- */
 
 static bool rec_elf_in(const struct rec_elf_map *m, uint64_t off, uint64_t len)
 {

@@ -11,8 +11,6 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,66 +37,53 @@ static int rec_sym_cmp(const void *a, const void *b)
 	return (x->name > y->name) - (x->name < y->name);
 }
 
-/* Read the function symbols of `path` into m (bias already set). */
+/* Read the function symbols of `path` into m (bias already set). The file is read in place
+ * and the tables are mmap'ed memory: this runs at the session start and at hooks (tracepoints,
+ * transcoding), where the program's malloc may not be called (rec_util.h). */
 static void rec_module_read(struct rec_module *m, const char *path)
 {
-	Elf_Scn *tab;
-	GElf_Shdr sh;
-	GElf_Ehdr eh;
-	Elf_Data *data;
-	size_t n, cnt = 0, pool = 0, poolcap = 0;
-	Elf *elf;
-	int fd;
+	const struct rec_elf_tab *tab;
+	struct rec_elf_map em;
+	size_t cnt = 0, pool = 0, poolcap = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (rec_elf_map_open(path, &em) < 0)
 		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || !gelf_getehdr(elf, &eh))
-		goto out;
-	m->is_dyn = eh.e_type == ET_DYN;
+	m->is_dyn = ((const Elf64_Ehdr *)em.p)->e_type == ET_DYN;
 	rec_snprintf(m->path, sizeof(m->path), "%s", path);
-	tab = rec_elf_symtab(elf);
-	if (!tab || !gelf_getshdr(tab, &sh) || sh.sh_entsize == 0 ||
-	    !(data = elf_getdata(tab, NULL)))
-		goto out;
-	n = sh.sh_size / sh.sh_entsize;
-	m->syms = malloc((n ? n : 1) * sizeof(*m->syms));
+	tab = rec_elf_map_symtab(&em);
+	m->syms = rec_mem_grow(NULL, (tab->nsyms ? tab->nsyms : 1) * sizeof(*m->syms));
 	if (!m->syms)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym s;
+	for (size_t i = 0; i < tab->nsyms; i++) {
+		const Elf64_Sym *s = &tab->syms[i];
 		const char *name;
 		size_t len;
 
-		if (!rec_elf_func_sym(elf, data, sh.sh_link, i, &s, &name))
+		if (!rec_elf_tab_func(tab, i, &name))
 			continue;
 		len = strlen(name) + 1;
 		if (pool + len > poolcap) {
 			size_t cap = (poolcap ? poolcap * 2 : 16384) + len;
-			char *np = realloc(m->names, cap);
+			char *np = rec_mem_grow(m->names, cap);
 			if (!np)
 				break;
 			m->names = np;
 			poolcap = cap;
 		}
 		memcpy(m->names + pool, name, len);
-		m->syms[cnt].addr = m->bias + (uintptr_t)s.st_value;
-		m->syms[cnt].size = s.st_size > UINT32_MAX ? UINT32_MAX : (uint32_t)s.st_size;
+		m->syms[cnt].addr = m->bias + (uintptr_t)s->st_value;
+		m->syms[cnt].size = s->st_size > UINT32_MAX ? UINT32_MAX : (uint32_t)s->st_size;
 		m->syms[cnt].name = (uint32_t)pool;
-		m->syms[cnt].global = GELF_ST_BIND(s.st_info) != STB_LOCAL;
+		m->syms[cnt].global = ELF64_ST_BIND(s->st_info) != STB_LOCAL;
 		m->syms[cnt].used = 0;
 		m->syms[cnt].id = 0;
 		pool += len;
 		cnt++;
 	}
 	m->nsyms = cnt;
-	qsort(m->syms, cnt, sizeof(*m->syms), rec_sym_cmp);
+	rec_sort(m->syms, cnt, sizeof(*m->syms), rec_sym_cmp);
 out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	rec_elf_map_close(&em);
 }
 
 struct rec_scan {
@@ -143,7 +128,7 @@ static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		path = exe;
 		is_exe = rec_nmods == 0;
 	}
-	m = calloc(1, sizeof(*m));
+	m = rec_mem_grow(NULL, sizeof(*m)); /* zero */
 	if (!m)
 		return 1;
 	m->bias = info->dlpi_addr;
@@ -315,9 +300,9 @@ void rec_symtab_reset(void)
 {
 	pthread_mutex_lock(&rec_symtab_lock);
 	for (size_t i = 0; i < rec_nmods; i++) {
-		free(rec_mods[i]->syms);
-		free(rec_mods[i]->names);
-		free(rec_mods[i]);
+		rec_mem_free(rec_mods[i]->syms);
+		rec_mem_free(rec_mods[i]->names);
+		rec_mem_free(rec_mods[i]);
 		rec_mods[i] = NULL;
 	}
 	rec_nmods = 0;

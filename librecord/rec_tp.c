@@ -19,6 +19,7 @@
 #include "librecord/rec_thread.h"
 #include "librecord/rec_util.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +47,20 @@ static __thread uintptr_t rec_tp_stk_hi __attribute__((tls_model("initial-exec")
 
 static void rec_tp_main_stack(void)
 {
-	char line[1024];
+	char line[1024], *end;
 	struct rlimit rl;
-	FILE *f = fopen("/proc/self/maps", "re");
+	struct rec_lines in;
+	/* read(2), not stdio: the session start may not call the program's malloc (rec_util.h) */
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+	rec_lines_init(&in, fd);
+	while (rec_lines_next(&in, line, sizeof(line)) >= 0) {
+		unsigned long long lo = strtoull(line, &end, 16), hi = 0;
+		if (*end == '-')
+			hi = strtoull(end + 1, &end, 16);
+		if (strstr(line, " [stack]") && hi > lo) {
 			rec_tp_main_hi = (uintptr_t)hi;
 			rec_tp_main_lo = (uintptr_t)lo;
 			/* the mapping grows down on demand, up to the limit */
@@ -65,7 +71,7 @@ static void rec_tp_main_stack(void)
 				rec_tp_main_lo = (uintptr_t)(hi - (1ull << 30));
 		}
 	}
-	fclose(f);
+	close(fd);
 }
 
 static int rec_tp_cmp(const void *a, const void *b)
@@ -104,7 +110,7 @@ static void rec_tp_index(void)
 {
 	for (uint32_t i = 0; i < rec_ntp; i++)
 		rec_tp_sorted[i] = &rec_tps[i];
-	qsort(rec_tp_sorted, rec_ntp, sizeof(rec_tp_sorted[0]), rec_tp_cmp);
+	rec_sort(rec_tp_sorted, rec_ntp, sizeof(rec_tp_sorted[0]), rec_tp_cmp);
 	for (uint32_t i = 0; i < rec_ntp; i++) {
 		rec_tp_lo[i] = rec_tp_sorted[i]->addr;
 		rec_tp_hi[i] = rec_tp_sorted[i]->end;

@@ -63,7 +63,7 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 		v[cnt].size = s->st_size;
 		v[cnt].name = name;
 		v[cnt].idx = i;
-		switch (GELF_ST_BIND(s->st_info)) {
+		switch (ELF64_ST_BIND(s->st_info)) {
 		case STB_LOCAL: v[cnt].type = 't'; break;
 		case STB_WEAK: v[cnt].type = 'W'; break;
 		default: v[cnt].type = 'T'; break;

@@ -1,7 +1,7 @@
 /*
  * test_sink_uftrace: the uftrace sink's metadata writers (sid-*.map, <exe>.sym and task.txt at
- * the session start, info at finish) and libmcount's way of reading an ELF file never call
- * malloc: the program's malloc may be its own, instrumented (a hook inside the session start
+ * the session start, info at finish), the run-time symbol table (tracepoints, transcoding) and
+ * libmcount's way of reading an ELF file never call malloc: the program's malloc may be its own, instrumented (a hook inside the session start
  * waited for itself forever), not thread-safe, or hold a lock at a fatal signal. This binary
  * defines malloc, calloc, realloc and free itself, forwarding to glibc's, and counts the
  * calls made while a test has them armed. Also the malloc-free helpers they use (rec_util.h):
@@ -23,6 +23,7 @@
 
 #include "librecord/rec_elf.h"
 #include "librecord/rec_session.h"
+#include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 #include "formats/uftrace/sink_uftrace.h"
 #include "formats/uftrace/uftrace_info.h"
@@ -180,6 +181,22 @@ static void test_elf_map_reads_in_place(void **state)
 	assert_int_equal(rec_elf_map_open("/nonexistent", &m), -1);
 }
 
+/* the modules' tables, loaded at the session start (tracepoints) or a hook (transcoding) */
+static void test_symtab_load(void **state)
+{
+	const struct rec_module *m = NULL;
+	const struct rec_sym *sym;
+
+	(void)state;
+	arm();
+	assert_int_equal(rec_symtab_load(), 0);
+	sym = rec_symtab_find((uintptr_t)&test_symtab_load, &m);
+	assert_int_equal(disarm(), 0);
+	assert_non_null(sym);
+	assert_string_equal(rec_symtab_name(m, sym), "test_symtab_load");
+	rec_symtab_reset();
+}
+
 /* --- the helpers ------------------------------------------------------------------------- */
 
 static int cmp_int(const void *a, const void *b)
@@ -262,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_start_and_finish),
 		cmocka_unit_test(test_elf_map_reads_in_place),
+		cmocka_unit_test(test_symtab_load),
 		cmocka_unit_test(test_sort_and_mem),
 		cmocka_unit_test(test_lines_and_date),
 	};
