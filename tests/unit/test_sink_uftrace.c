@@ -1,8 +1,9 @@
 /*
  * test_sink_uftrace: the uftrace sink's metadata writers (sid-*.map, <exe>.sym and task.txt at
  * the session start, info at finish), the run-time symbol table (tracepoints, transcoding) and
- * libmcount's way of reading an ELF file never call malloc: the program's malloc may be its own, instrumented (a hook inside the session start
- * waited for itself forever), not thread-safe, or hold a lock at a fatal signal. This binary
+ * libmcount's way of reading an ELF file never call malloc: the program's malloc may be its
+ * own, instrumented (a hook inside the session start waited for itself forever), not
+ * thread-safe, or hold a lock at a fatal signal. This binary
  * defines malloc, calloc, realloc and free itself, forwarding to glibc's, and counts the
  * calls made while a test has them armed. Also the malloc-free helpers they use (rec_util.h):
  * rec_sort against qsort, rec_mem_grow, rec_lines_next, rec_ctime_utc against gmtime.
