@@ -125,11 +125,11 @@ static void test_session_start_and_finish(void **state)
 	assert_true(n > 0);
 	rec_sess.exe[n] = '\0';
 	rec_sess.pid = getpid();
-	rec_sess.sink = &rec_sink_uftrace;
+	rec_sess.sink = &uftrace_sink;
 	rec_sess.cfg.max_stack = 1024;
 	/* the session start: sid-*.map, task.txt's SESS line, <exe>.sym */
 	arm();
-	assert_int_equal(rec_sink_uftrace.open_session(&rec_sess), 0);
+	assert_int_equal(uftrace_sink.open_session(&rec_sess), 0);
 	assert_int_equal(disarm(), 0);
 
 	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
@@ -149,7 +149,7 @@ static void test_session_start_and_finish(void **state)
 	unit_write_file(dir, "4242.dat", "0123456789abcdef");
 	unit_write_file(dir, "77.dat", "0123456789abcdef");
 	arm();
-	rec_sink_uftrace.finish(&rec_sess);
+	uftrace_sink.finish(&rec_sess);
 	assert_int_equal(disarm(), 0);
 	text = slurp(dir, "info");
 	assert_non_null(text);
