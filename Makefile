@@ -211,6 +211,10 @@ $(FLIGHTREC): $(CLI_OBJS) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(CLI_OBJS) $(FMT_HOST) $(LIBRECORD_HOST) -lelf
 
+# the golden inputs travel with the tree; a unit test finds them by this absolute path of the
+# checkout it was built from (FLIGHTREC_SAMPLES at run time overrides it)
+$(B)/host/tests/unit/%.o: HOST_CFLAGS += -DFLIGHTREC_SAMPLES_DIR='"$(CURDIR)/tests/samples"'
+
 # a unit test links the formats and librecord (host flavour) and, where it tests a front end's
 # plain-C piece, that piece compiled for the host (UNIT_EXTRA_<test>)
 UNIT_EXTRA_test_xray_map := $(B)/host/xray-rt/xray_map.o

@@ -8,7 +8,7 @@
  *   verify  one line per trace on stdout: "<TRACE>: ok (Cacheray trace, <N> records, <N> bytes,
  *           <N> threads: <N> reads, <N> writes, <N> atomic, <N> unaligned, <N> rtta_add,
  *           <N> rtta_remove)"; the first broken rule is one line on stderr and exit 1.
- *   dump    one line per record, as in shared/samples/cacheray/sample.dump.txt:
+ *   dump    one line per record, as in tests/samples/cacheray/sample.dump.txt:
  *             [ATOMIC ][UNALIGNED ]READ|WRITE addr=0x<hex> size=<n> tid=<n>
  *             RTTA_ADD addr=0x<hex> tid=<n> elemsize=<n> elemcount=<n> type='<name>'
  *             RTTA_REMOVE addr=0x<hex> tid=<n>

@@ -6,7 +6,7 @@
  *  - the reader's rules, one broken rule per buffer, each reported with the offending record's
  *    offset (unknown types, flags on RTTA tags, every truncation point, empty accesses, NUL in a
  *    type name), and the legal corner cases (empty trace, ATOMIC|UNALIGNED together);
- *  - the first records of shared/samples/cacheray/sample.trace, decoded as sample.dump.txt says;
+ *  - the first records of tests/samples/cacheray/sample.trace, decoded as sample.dump.txt says;
  *  - mutation fuzzing: no crash, no read out of bounds (run it under ASAN=1), every error at an
  *    offset inside the buffer, every accepted buffer framed exactly;
  *  - sniffing (*.trace by name, or by content);
@@ -233,7 +233,7 @@ static void test_size_zero_and_nul(void **state)
 	expect_walk(buf, len, CRT_RULE_NAME, 18);
 }
 
-/* the first 77 bytes of shared/samples/cacheray/sample.trace, and what sample.dump.txt says */
+/* the first 77 bytes of tests/samples/cacheray/sample.trace, and what sample.dump.txt says */
 static const uint8_t sample_head[] = {
 	0x02, 0xe0, 0x44, 0x43, 0xb0, 0xfa, 0x55, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x0c,

@@ -2,7 +2,7 @@
  * test_ovni_json: ovni-rt's JSON writer (formats/ovni/ovni_json.c) against the
  * files libovni writes, and against the reader's own parser (formats/common/rd_json.c).
  *
- *  - the metadata of the reference trace's main thread (shared/samples/ovni/trace-v3, written
+ *  - the metadata of the reference trace's main thread (tests/samples/ovni/trace-v3, written
  *    by libovni 1.14), built key by key in libovni's order, serializes to the same text;
  *  - strings, numbers, nesting and dot paths survive writer -> reader;
  *  - dot paths through a non-object fail; both parsers refuse broken texts; the reader
@@ -22,7 +22,7 @@
 #include "formats/ovni/ovni_json.h"
 #include "formats/common/rd_json.h"
 
-/* shared/samples/ovni/trace-v3/loom.vm.sample/proc.21995/thread.21995/stream.json */
+/* tests/samples/ovni/trace-v3/loom.vm.sample/proc.21995/thread.21995/stream.json */
 static const char reference[] = "{\n"
 				"    \"version\": 3,\n"
 				"    \"ovni\": {\n"

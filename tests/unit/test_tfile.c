@@ -3,7 +3,7 @@
  * offline reader (formats/tfile/read_tfile), written apart: a frame built from a tracepoint hit reads back
  * block for block (the register block at gdb's amd64 offsets, the stack slice, the trace state
  * variables); every rule of the reader rejects a file that breaks it, naming the offset; the
- * files gdb itself wrote (shared/samples/gdb-tfile) pass. Also: tracepoints resolved by name
+ * files gdb itself wrote (tests/samples/gdb-tfile) pass. Also: tracepoints resolved by name
  * in this very binary (rec_tp_setup, rec_tp_find), and the ring encodings read back as function
  * events (fn_decode).
  */
@@ -26,10 +26,9 @@
 #include "formats/uftrace/uftrace_format.h"
 #include "formats/tfile/read_tfile.h"
 #include "formats/xray/fdr_encode.h"
+#include "unit_util.h"
 
 struct rec_frontend rec_frontend_self_storage = {.name = "test_tfile"};
-
-#define SAMPLES "/work/shared/samples/gdb-tfile"
 
 /* --- a file builder ------------------------------------------------------------------- */
 
@@ -333,13 +332,15 @@ static void test_rules(void **state)
 /* the files gdb 13 wrote itself, and our synthetic one */
 static void test_samples(void **state)
 {
-	DIR *d = opendir(SAMPLES);
+	char dir[512];
+	DIR *d;
 	struct dirent *de;
 	int files = 0;
 
 	(void)state;
-	if (!d)
-		skip();
+	unit_sample_path(dir, sizeof(dir), "gdb-tfile");
+	d = opendir(dir);
+	assert_non_null(d);
 	while ((de = readdir(d))) {
 		char path[600];
 		struct rd_error err;
@@ -347,7 +348,7 @@ static void test_samples(void **state)
 		size_t len = strlen(de->d_name);
 		if (len < 4 || strcmp(de->d_name + len - 3, ".tf"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SAMPLES, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		rd_error_clear(&err);
 		assert_int_equal(tfr_open(path, &f, &err), 0);
 		assert_int_equal(tfr_walk(&f, NULL, NULL, NULL, &err), 0);
@@ -357,7 +358,7 @@ static void test_samples(void **state)
 		files++;
 	}
 	closedir(d);
-	assert_true(files >= 1);
+	assert_int_equal(files, 4); /* the 3 files gdb wrote and our synthetic one */
 }
 
 /* --- tracepoints by name, in this binary ------------------------------------------------ */

@@ -1,9 +1,8 @@
 /*
  * test_uftrace_reader: the uftrace.data reader and linter (formats/uftrace/read_uftrace.h).
  *
- * The two golden samples of shared/samples are embedded below byte for byte (a fresh clone
- * has no shared/ directory; test_golden_copies_match compares them with the originals when
- * $FLIGHTREC_SAMPLES or /work/shared/samples is there). Each test writes a sample into its own
+ * The two golden samples of tests/samples are embedded below byte for byte, and
+ * test_golden_copies_match compares them with those files (a missing one fails it). Each test writes a sample into its own
  * temporary directory, breaks one rule in it and asserts the exact rule, file and byte offset
  * the reader reports. Expected offsets are computed from the data (the position of a line, the
  * index of a record), never copied from the reader's output. A small deterministic mutation
@@ -25,8 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/common/rtstats.h"
+#include "cli/rtstats.h"
 #include "formats/uftrace/read_uftrace.h"
+#include "unit_util.h"
 
 struct gold_file {
 	const char *name;
@@ -571,20 +571,6 @@ static void test_golden_sample(void **state)
 	free(dir);
 }
 
-static const char *samples_dir(void)
-{
-	static const char *const cands[] = { "/work/shared/samples" };
-	const char *env = getenv("FLIGHTREC_SAMPLES");
-	struct stat st;
-
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
-		if (stat(cands[i], &st) == 0)
-			return cands[i];
-	return NULL;
-}
-
 static void compare_copy(const char *dir, const struct gold_file *files)
 {
 	for (const struct gold_file *f = files; f->name; f++) {
@@ -600,18 +586,13 @@ static void compare_copy(const char *dir, const struct gold_file *files)
 
 static void test_golden_copies_match(void **state)
 {
-	const char *s = samples_dir();
-	char *a, *b;
+	char a[512], b[512];
 
 	(void)state;
-	if (s == NULL)
-		skip();
-	a = path_of(s, "minimal.uftrace.data");
-	b = path_of(s, "uftrace.data");
+	unit_sample_path(a, sizeof(a), "minimal.uftrace.data");
+	unit_sample_path(b, sizeof(b), "uftrace.data");
 	compare_copy(a, minimal_files);
 	compare_copy(b, sample_files);
-	free(a);
-	free(b);
 }
 
 /* ---- info ---- */

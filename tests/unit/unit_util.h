@@ -2,8 +2,9 @@
  * unit_util: what the unit tests that work on a trace directory share: a fresh directory under
  * /tmp (with its .flightrec, or not yet) and its removal, a text file written into it, and a
  * ring file built by hand the way the runtime leaves it (librecord/rec_ring.h: the header,
- * then every chunk FREE with its magic; the test fills in what it needs), and the build's
- * libovni.so.1 opened (the ovni tests call the library itself).
+ * then every chunk FREE with its magic; the test fills in what it needs), the build's
+ * libovni.so.1 opened (the ovni tests call the library itself), and the path of a golden
+ * sample of tests/samples (a missing one fails the test: a skip would hide it).
  * Header-only, static inline: each test binary is one .c file and uses a part of it. The
  * helpers fail the test (cmocka) when the file system says no; include <cmocka.h> first.
  */
@@ -11,6 +12,7 @@
 #define UNIT_UTIL_H
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
@@ -38,6 +40,22 @@ static inline void *unit_open_libovni(void)
 		fprintf(stderr, "cannot load %s: %s (run make; tests run from the repo root)\n",
 			path, dlerror());
 	return h;
+}
+
+/* PATH[SIZE] := the golden sample REL of tests/samples ($FLIGHTREC_SAMPLES, or the directory
+ * of the checkout the test was built from, which the Makefile passes as FLIGHTREC_SAMPLES_DIR).
+ * Fails the test when it is not there: the tree carries its samples, so a missing one is a
+ * broken checkout or a wrong path, never a reason to skip. */
+static inline void unit_sample_path(char *path, size_t size, const char *rel)
+{
+	const char *env = getenv("FLIGHTREC_SAMPLES");
+	const char *dir = env && *env ? env : FLIGHTREC_SAMPLES_DIR;
+	struct stat st;
+
+	snprintf(path, size, "%s/%s", dir, rel);
+	if (stat(path, &st) != 0)
+		fail_msg("golden sample %s: %s (tests/samples is part of the tree; "
+			 "FLIGHTREC_SAMPLES overrides its path)", path, strerror(errno));
 }
 
 /* DIR[SIZE] := a new /tmp/<NAME>.XXXXXX, with an empty .flightrec in it when FLIGHTREC */
