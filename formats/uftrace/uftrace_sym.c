@@ -65,7 +65,9 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 		v[cnt].idx = i;
 		switch (ELF64_ST_BIND(s->st_info)) {
 		case STB_LOCAL: v[cnt].type = 't'; break;
-		case STB_WEAK: v[cnt].type = 'W'; break;
+		/* 'w' as uftrace writes it: 0.13 drops a line of any type outside "?TtwPKDdvu"
+		 * (nm's 'W' among them), and the function then takes its neighbour's name */
+		case STB_WEAK: v[cnt].type = 'w'; break;
 		default: v[cnt].type = 'T'; break;
 		}
 		cnt++;
