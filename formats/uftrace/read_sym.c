@@ -12,7 +12,8 @@
  *
  * Invariants:
  *  - map and .sym lines are checked the way 0.13 reads them: map lines with fgets into 4096
- *    bytes, .sym lines with getline; types other than "?TtwPKDdvu" are skipped like 0.13 does.
+ *    bytes, .sym lines with getline; types other than "?TtwPKDdvu" are skipped like 0.13 does
+ *    (lenient), or an error (strict: uftrace never writes one, and the line is lost).
  *  - strict .sym rules: addresses never decrease, the last kept line is an end marker, no line
  *    in the newer "<addr> <size> <type> <name>" format.
  *  - lookups use tables sorted by address; nothing here follows a size from the file blindly.
@@ -304,8 +305,20 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 		}
 		if (have_prev && addr == prev_addr && type == prev_type)
 			continue; /* duplicate: 0.13 keeps the first */
-		if (strchr(SYM_TYPES, type) == NULL)
-			continue; /* a type 0.13 skips */
+		if (strchr(SYM_TYPES, type) == NULL) {
+			/* 0.13 drops the line without a word and the addresses fall to the
+			 * symbol before (as our writer's 'W' for weak functions once did);
+			 * uftrace itself never writes such a type */
+			ret = rd_error_set(err, UFR_E_SYM_TYPE, file, (int64_t)line.off,
+					   "line %u: type '%c' of \"%.*s\" is not one uftrace 0.13 "
+					   "reads (\"%s\"): it skips the line and the function goes "
+					   "missing or takes the name of the symbol before it",
+					   line.lineno, type, (int)(nlen > 64 ? 64 : nlen), name,
+					   SYM_TYPES);
+			if (!lenient)
+				goto fail;
+			continue;
+		}
 
 		if (have_prev && addr < prev_addr) {
 			ret = rd_error_set(err, UFR_E_SYM_UNSORTED, file, (int64_t)line.off,

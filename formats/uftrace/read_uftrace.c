@@ -75,6 +75,7 @@ static const char *const rule_names[UFR_RULE_MAX] = {
 	[UFR_E_SYM_NEW_FORMAT] = "sym-new-format",
 	[UFR_E_SYM_UNSORTED] = "sym-unsorted",
 	[UFR_E_SYM_NO_END] = "sym-no-end",
+	[UFR_E_SYM_TYPE] = "sym-type",
 	[UFR_E_DAT_NONE] = "dat-none",
 	[UFR_E_DAT_UNLISTED] = "dat-unlisted",
 	[UFR_E_DAT_NO_TASK] = "dat-no-task",

@@ -69,6 +69,7 @@ enum ufr_rule {
 	UFR_E_SYM_NEW_FORMAT,
 	UFR_E_SYM_UNSORTED,
 	UFR_E_SYM_NO_END,
+	UFR_E_SYM_TYPE, /* a type letter 0.13 does not read: the line is dropped */
 	/* <tid>.dat and the records */
 	UFR_E_DAT_NONE, /* no non-empty <tid>.dat at all */
 	UFR_E_DAT_UNLISTED, /* a <tid>.dat whose tid is not in taskinfo */
