@@ -5,7 +5,8 @@
  *
  *   tracefile=PATH      the trace (default cacheray.trace; relative to $FLIGHTREC_DIR or the
  *                       current directory, cr_main.c)
- *   enabled=0|1         enabled unless the value is "0", as in Cacheray
+ *   enabled=0|1         enabled unless the value is "0", as in Cacheray; a value other than
+ *                       0 or 1 ("maybe", "no", none) gets a warning and stays enabled
  *   malloc=0|1|auto     automatic RTTA records for malloc & co. (cr_intercept.c)
  *   memfuncs=0|1        record memcpy/memmove/memset called by instrumented code
  *
@@ -67,6 +68,10 @@ void cr_options_parse(const char *s, struct cr_options *o)
 			o->tracefile_set = 1;
 		} else if (klen == 7 && !strncmp(pair, "enabled", 7)) {
 			o->enabled = !(vlen == 1 && v[0] == '0');
+			if (vlen != 1 || (v[0] != '0' && v[0] != '1'))
+				rec_warn("cacheray-rt: CACHERAY_OPTIONS: enabled=%.*s is not 0 or 1, "
+					 "recording stays on (as Cacheray reads it: on unless \"0\")",
+					 (int)vlen, v);
 		} else if (klen == 6 && !strncmp(pair, "malloc", 6)) {
 			cr_flag("malloc", v, vlen, &o->malloc_mode, 1);
 		} else if (klen == 8 && !strncmp(pair, "memfuncs", 8)) {

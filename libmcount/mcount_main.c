@@ -53,7 +53,9 @@ static const struct rec_sink *const mc_formats[] = { &tfile_sink, &xray_sink,
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "libmcount",
-	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_BLOCK },
+	/* uftrace's depth field has 10 bits: FLIGHTREC_MAX_STACK above 1024 is refused */
+	.defaults = { .dir = "uftrace.data", .dir_env = "UFTRACE_DIR", .policy = REC_POLICY_BLOCK,
+		      .max_stack = UFTRACE_DEPTH_MAX + 1, .max_stack_max = UFTRACE_DEPTH_MAX + 1 },
 	.sink = &uftrace_sink,
 	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
 	.configured = mc_configured,

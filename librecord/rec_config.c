@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define REC_DEFAULT_CHUNK_SIZE (1u << 20)
 #define REC_DEFAULT_CHUNK_COUNT 8
@@ -14,6 +15,7 @@
 #define REC_MAX_CHUNK_SIZE (256u << 20)
 #define REC_MAX_CHUNK_COUNT 4096u
 #define REC_DEFAULT_MAX_STACK 1024
+#define REC_MAX_MAX_STACK 65536u
 #define REC_DEFAULT_TP_STACK 512
 #define REC_MAX_TP_STACK 65535u /* one tfile memory block */
 #define REC_DEFAULT_TP_MAX_FRAMES 1000
@@ -40,18 +42,21 @@ int rec_config_parse_size(const char *s, uint64_t *out)
 
 	if (!s || *s < '0' || *s > '9')
 		return -1;
-	v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+
+	v = strtoull(s, &end, 10); /* ULLONG_MAX on overflow: above the limit below */
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
-	if (*end != '\0' || v > (1ull << 40))
+	/* compare before shifting: 17592186044418M shifted first wraps to 2 MiB */
+	if (*end != '\0' || v > (1ull << 40) >> shift)
 		return -1;
-	*out = v;
+	*out = v << shift;
 	return 0;
 }
 
@@ -71,12 +76,33 @@ static uint64_t rec_env_number(const char *name, uint64_t def, uint64_t min, uin
 	return n;
 }
 
+/* 1/yes/on/true or 0/no/off/false; anything else: a warning and off */
+static int rec_env_bool(const char *name)
+{
+	static const char *const on[] = { "1", "yes", "on", "true" };
+	static const char *const off[] = { "0", "no", "off", "false" };
+	const char *v = rec_env(name);
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		if (!strcasecmp(v, on[i]))
+			return 1;
+		if (!strcasecmp(v, off[i]))
+			return 0;
+	}
+	rec_warn("%s=%s is not 1|yes|on|true or 0|no|off|false, using 0", name, v);
+	return 0;
+}
+
 void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *def)
 {
 	const char *v;
+	uint32_t stack_max = def->max_stack_max ? def->max_stack_max : REC_MAX_MAX_STACK;
+	uint32_t stack_def = def->max_stack ? def->max_stack : REC_DEFAULT_MAX_STACK;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->debug = rec_env("FLIGHTREC_DEBUG") != NULL;
+	cfg->debug = rec_env_bool("FLIGHTREC_DEBUG");
 	rec_debug_enabled = cfg->debug;
 
 	v = rec_env("FLIGHTREC_DIR");
@@ -92,8 +118,11 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 	cfg->chunk_count = (uint32_t)rec_env_number("FLIGHTREC_BUFCOUNT", REC_DEFAULT_CHUNK_COUNT,
 						   2, REC_MAX_CHUNK_COUNT);
 	cfg->block_ms = (uint32_t)rec_env_number("FLIGHTREC_BLOCK_MS", 1000, 0, 3600000);
-	cfg->max_stack = (uint32_t)rec_env_number("FLIGHTREC_MAX_STACK", REC_DEFAULT_MAX_STACK,
-						  1, 65536);
+	/* the front end's own ceiling (libmcount: 1024, uftrace's 10-bit depth): a deeper
+	 * request is refused with a warning rather than cut down silently */
+	if (stack_def > stack_max)
+		stack_def = stack_max;
+	cfg->max_stack = (uint32_t)rec_env_number("FLIGHTREC_MAX_STACK", stack_def, 1, stack_max);
 
 	v = rec_env("FLIGHTREC_FORMAT");
 	if (v && strlen(v) < sizeof(cfg->format))

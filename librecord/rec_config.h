@@ -12,7 +12,10 @@
  * FLIGHTREC_TP_MAX_FRAMES (frames kept per tracepoint; later hits are only counted).
  * A front end may name its anchor tool's own directory variable (UFTRACE_DIR, ...), read
  * when FLIGHTREC_DIR is absent. Every value is length- and range-checked; a bad value gets one
- * warning and the default.
+ * warning naming the variable and the value, and the default: a number that is malformed, out
+ * of range or overflows with its K/M/G suffix; a FLIGHTREC_MAX_STACK above the front end's
+ * ceiling (libmcount: 1024, the deepest level uftrace's records hold); a FLIGHTREC_DEBUG
+ * other than 1|yes|on|true|0|no|off|false (debug stays off: "0" means off).
  */
 #ifndef REC_CONFIG_H
 #define REC_CONFIG_H
@@ -50,6 +53,8 @@ struct rec_config_defaults {
 	const char *dir;          /* default output directory, e.g. "uftrace.data" */
 	const char *dir_env;      /* anchor tool's own directory variable, or NULL */
 	enum rec_policy policy;
+	uint32_t max_stack;       /* FLIGHTREC_MAX_STACK default, 0 = 1024 */
+	uint32_t max_stack_max;   /* and the largest value accepted, 0 = 65536 */
 };
 
 /* Fill cfg from the environment (envp-style lookup through getenv, constructor time only). */

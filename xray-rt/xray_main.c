@@ -75,10 +75,10 @@ static int xr_flag(const char *flags, const char *key, char *out, size_t size)
 
 static void xr_configured(const struct rec_config *cfg)
 {
-	const char *opts = getenv("XRAY_OPTIONS"), *stack = getenv("FLIGHTREC_MAX_STACK");
+	const char *opts = getenv("XRAY_OPTIONS");
 	char base[REC_PATH_MAX], cwd[REC_PATH_MAX];
 
-	xr_max_stack = stack && *stack ? cfg->max_stack : XR_DEFAULT_MAX_STACK;
+	xr_max_stack = cfg->max_stack; /* XR_DEFAULT_MAX_STACK unless FLIGHTREC_MAX_STACK says */
 	rec_frontend_self_storage.thread_size =
 		sizeof(struct xr_thread) + (size_t)xr_max_stack * sizeof(struct xr_frame);
 
@@ -140,7 +140,8 @@ static uint64_t xr_owed_at_close(const struct rec_thread *t)
 
 struct rec_frontend rec_frontend_self_storage = {
 	.name = "xray-rt",
-	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK},
+	.defaults = {.dir = ".", .dir_env = NULL, .policy = REC_POLICY_BLOCK,
+		     .max_stack = XR_DEFAULT_MAX_STACK},
 	.sink = &xray_sink,
 	.thread_size = sizeof(struct xr_thread) + 1024 * sizeof(struct xr_frame),
 	.configured = xr_configured,

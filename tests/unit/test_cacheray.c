@@ -26,6 +26,7 @@
 
 #include "cacheray-rt/internal.h"
 #include "formats/cacheray/read_cacheray.h"
+#include "unit_util.h"
 
 /* the parser (cacheray-rt/cr_options.c) is plain C with no runtime state: the test links the
  * same source, compiled for the host */
@@ -402,6 +403,52 @@ static void test_options(void **state)
 	assert_string_equal(o.tracefile, "cacheray.trace");
 }
 
+struct options_call {
+	const char *s;
+	struct cr_options o;
+};
+
+static void options_cb(void *arg)
+{
+	struct options_call *c = arg;
+
+	cr_options_parse(c->s, &c->o);
+}
+
+/* enabled=VALUE other than 0 or 1: on, as Cacheray reads it, but never without a warning */
+static void test_options_enabled_warns(void **state)
+{
+	static const struct {
+		const char *s;
+		int enabled;
+		const char *warning; /* NULL: none */
+	} cases[] = {
+		{ "enabled=maybe", 1, "CACHERAY_OPTIONS: enabled=maybe is not 0 or 1" },
+		{ "enabled=no", 1, "CACHERAY_OPTIONS: enabled=no is not 0 or 1" },
+		{ "tracefile=t:enabled=", 1, "CACHERAY_OPTIONS: enabled= is not 0 or 1" },
+		{ "enabled=0", 0, NULL },
+		{ "enabled=1", 1, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct options_call c = { .s = cases[i].s };
+		char *out = unit_stderr_of(options_cb, &c);
+
+		assert_int_equal(c.o.enabled, cases[i].enabled);
+		if (cases[i].warning == NULL) {
+			assert_string_equal(out, "");
+		} else {
+			if (unit_lines(out) != 1 || !strstr(out, cases[i].warning))
+				print_error("%s: want one warning \"%s\", got \"%s\"\n",
+					    cases[i].s, cases[i].warning, out);
+			assert_int_equal(unit_lines(out), 1);
+			assert_non_null(strstr(out, cases[i].warning));
+		}
+		free(out);
+	}
+}
+
 static void test_range_pieces(void **state)
 {
 	(void)state;
@@ -458,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_options_enabled_warns),
 		cmocka_unit_test(test_range_pieces),
 		cmocka_unit_test(test_rtta_dims),
 	};

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/rtstats.h"
+#include "formats/common/rtstats.h"
 #include "formats/uftrace/read_uftrace.h"
 #include "unit_util.h"
 

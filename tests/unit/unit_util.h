@@ -4,7 +4,8 @@
  * ring file built by hand the way the runtime leaves it (librecord/rec_ring.h: the header,
  * then every chunk FREE with its magic; the test fills in what it needs), the build's
  * libovni.so.1 opened (the ovni tests call the library itself), and the path of a golden
- * sample of tests/samples (a missing one fails the test: a skip would hide it).
+ * sample of tests/samples (a missing one fails the test: a skip would hide it), and what a
+ * call wrote on stderr (the runtime's warnings).
  * Header-only, static inline: each test binary is one .c file and uses a part of it. The
  * helpers fail the test (cmocka) when the file system says no; include <cmocka.h> first.
  */
@@ -56,6 +57,43 @@ static inline void unit_sample_path(char *path, size_t size, const char *rel)
 	if (stat(path, &st) != 0)
 		fail_msg("golden sample %s: %s (tests/samples is part of the tree; "
 			 "FLIGHTREC_SAMPLES overrides its path)", path, strerror(errno));
+}
+
+/* FN(ARG) with fd 2 sent to a temporary file; returns what it wrote there (malloc'ed, NUL
+ * terminated; the caller frees it). rec_warn writes fd 2 directly, so this sees each warning. */
+static inline char *unit_stderr_of(void (*fn)(void *), void *arg)
+{
+	FILE *tmp = tmpfile();
+	int saved;
+	long len;
+	char *text;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	fn(arg);
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	len = (long)lseek(fileno(tmp), 0, SEEK_END);
+	assert_true(len >= 0);
+	text = calloc(1, (size_t)len + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fileno(tmp), text, (size_t)len, 0), len);
+	fclose(tmp);
+	return text;
+}
+
+/* the number of lines of TEXT */
+static inline int unit_lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
 }
 
 /* DIR[SIZE] := a new /tmp/<NAME>.XXXXXX, with an empty .flightrec in it when FLIGHTREC */
