@@ -496,18 +496,24 @@ static int build_threads(struct ufr_data *d, struct rd_error *err)
 	for (size_t i = 0; i < d->nr_dat_names; i++) {
 		int tid = ufr_dat_file_tid(d->dat_names[i]);
 
+		char *path;
+
 		if (ufr_find_thread(d, tid) != NULL)
 			continue;
-		rd_error_clear(&e);
-		{
-			char *path = rd_path_join(d->dir, d->dat_names[i]);
-
-			rd_error_set(&e, UFR_E_DAT_UNLISTED, path ? path : d->dat_names[i], -1,
-				     "tid %d is not in info taskinfo:tids: uftrace 0.13 ignores "
-				     "this file",
-				     tid);
+		path = rd_path_join(d->dir, d->dat_names[i]);
+		if (path == NULL)
+			return rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
+		/* an empty one is ignored by 0.13 too, and has nothing to lose (a fork child that
+		 * exec'ed before any call, in traces of flightrec before it removed those) */
+		if (rd_file_size(path) == 0) {
 			free(path);
+			continue;
 		}
+		rd_error_clear(&e);
+		rd_error_set(&e, UFR_E_DAT_UNLISTED, path, -1,
+			     "tid %d is not in info taskinfo:tids: uftrace 0.13 ignores this file",
+			     tid);
+		free(path);
 		if (note(d, err, &e) < 0)
 			return -1;
 	}

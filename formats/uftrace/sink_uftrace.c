@@ -10,7 +10,8 @@
  *                  dlopen (uftrace_note_dlopen); each line
  *                  is one O_APPEND write, so processes sharing the directory never interleave
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
- *                  whenever events were lost; O_APPEND so an exec'ed image continues the file
+ *                  whenever events were lost; O_APPEND so an exec'ed image continues the file;
+ *                  removed at close if still empty (a task without records has none)
  *   info           finish (uftrace_info.c, shared with salvage): header + sections; rewritten
  *                  by every finishing process under flock(dir), listing every non-empty
  *                  <tid>.dat, so the last one is complete
@@ -344,9 +345,23 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	return 0;
 }
 
+/* A task with no record at all (a fork child that execs before any traced call) leaves no
+ * <tid>.dat, as uftrace leaves none: info lists only non-empty files, and an unlisted file
+ * is one uftrace ignores. Still empty at close means no image of this tid wrote to it (they
+ * append, one after the other), so nothing is lost; an exec'ed image creates it again. */
+static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
+{
+	struct stat st;
+	char name[32];
+
+	if (fstat(t->sink_fd, &st) < 0 || st.st_size != 0)
+		return;
+	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
+	unlinkat(s->dirfd, name, 0);
+}
+
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
-	(void)s;
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct xcode *x = t->sink_priv;
 		if (t->sink_fd >= 0 && lost_after + x->dropped)
@@ -364,6 +379,7 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
 		rec_write_all(t->sink_fd, &lost, sizeof(lost));
 	}
+	uftrace_drop_if_empty(s, t);
 	close(t->sink_fd);
 	t->sink_fd = -1;
 }

@@ -1169,6 +1169,17 @@ static void test_dat_taskinfo_cross(void **state)
 	dir = make_trace(sample_files);
 	write_file(dir, "7311.dat", sample_dat7309, sizeof(sample_dat7309), "", 0);
 	expect_error(dir, UFR_E_DAT_UNLISTED, "7311.dat", -1);
+	/* an empty unlisted one (a fork child that exec'ed before any call): uftrace ignores it
+	 * and nothing is in it, so verify accepts it and counts the same records */
+	write_file(dir, "7311.dat", NULL, 0, "", 0);
+	{
+		struct ufr_counts c;
+		struct rd_error err;
+
+		assert_int_equal(verify(dir, &err, &c), 0);
+		assert_int_equal(c.records, (sizeof(sample_dat7307) + sizeof(sample_dat7309) +
+					     sizeof(sample_dat7310)) / 16);
+	}
 	free(dir);
 
 	dir = make_trace(sample_files);
