@@ -6,7 +6,9 @@
  * XRay program leaves: one xray-log.<prog>.<suffix> per process), in name order.
  *   verify  one line per log on stdout: "<LOG>: ok (XRay FDR v<N>, <N> threads, <N> blocks,
  *           <N> records: <N> entries, <N> exits, <N> tail exits, <N> arguments, <N> custom
- *           events)"; the first broken rule is one line on stderr and exit 1.
+ *           events)"; the first broken rule is one line on stderr and exit 1. The rules
+ *           are the grammar's and those of `llvm-xray account` (balanced entries and exits per
+ *           thread, no record before the first one account replays: xfr_verify).
  *   dump    every record: "[0xOFFSET ]<Kind> field=value ..." (--offsets adds the offsets; with
  *           --headers only the file header and the block headers).
  *   stats   per thread: records by type and the time span; per function id: calls (entries);
@@ -54,7 +56,7 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 		struct rd_error err;
 
 		rd_error_clear(&err);
-		if (xfr_walk(v[i], &h, &c, NULL, NULL, &err) < 0) {
+		if (xfr_verify(v[i], &h, &c, &err) < 0) {
 			rd_error_print(stderr, &err);
 			ret = CLI_BAD_TRACE;
 		} else if (!o->quiet) {

@@ -471,8 +471,9 @@ bool xfr_sniff_file(const char *path)
 	return ok;
 }
 
-int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn, void *ctx,
-	     struct rd_error *err)
+/* the walk (fn set) or xfr_verify_buf (fn NULL, verify) over the file mapped */
+static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
+		     void *ctx, bool verify, struct rd_error *err)
 {
 	struct stat st;
 	void *m = NULL;
@@ -499,8 +500,22 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 		}
 	}
 	close(fd);
-	ret = xfr_walk_buf(m, (size_t)st.st_size, path, h, c, fn, ctx, err);
+	if (verify)
+		ret = xfr_verify_buf(m, (size_t)st.st_size, path, h, c, err);
+	else
+		ret = xfr_walk_buf(m, (size_t)st.st_size, path, h, c, fn, ctx, err);
 	if (m)
 		munmap(m, (size_t)st.st_size);
 	return ret;
+}
+
+int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn, void *ctx,
+	     struct rd_error *err)
+{
+	return walk_file(path, h, c, fn, ctx, false, err);
+}
+
+int xfr_verify(const char *path, struct xfr_header *h, struct xfr_counts *c, struct rd_error *err)
+{
+	return walk_file(path, h, c, NULL, NULL, true, err);
 }

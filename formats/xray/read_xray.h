@@ -34,6 +34,11 @@ enum xfr_rule {
 	XFR_RULE_EVENT_SIZE, /* a custom/typed event of size <= 0 */
 	XFR_RULE_TRUNCATED,  /* a block ending before its first NewCPUId */
 	XFR_RULE_EMPTY,	     /* no block at all (llvm-xray rejects such a log) */
+	/* what `llvm-xray account` (LLVM 14, default options) rejects in a well-formed log,
+	 * checked by xfr_verify only (xfr_account.c) */
+	XFR_RULE_EXIT_EMPTY,	/* an exit on a thread whose stack of entries is empty */
+	XFR_RULE_EXIT_MISMATCH, /* an exit whose function is not the one on top of the stack */
+	XFR_RULE_TSC_ORDER,	/* a record earlier than the first record account replays */
 };
 
 enum xfr_kind {
@@ -104,6 +109,26 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 /* Same over bytes in memory (FILE names them in errors); for tests and fuzzers. */
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
+
+/*
+ * verify: the walk (every rule above, XFR_RULE_IO .. XFR_RULE_EMPTY), then the rules of
+ * `llvm-xray account` with its default options (no --keep-going, no --deduce-sibling-calls),
+ * which replays the records thread by thread and stops at the first it cannot account:
+ *  - XFR_RULE_EXIT_EMPTY: an exit or tail exit on a thread (keyed by tid alone, as account
+ *    keys its stacks) with no open entry;
+ *  - XFR_RULE_EXIT_MISMATCH: an exit or tail exit of another function than the innermost
+ *    open entry (the message says whether --deduce-sibling-calls would accept it: the
+ *    function is open further down the stack);
+ *  - XFR_RULE_TSC_ORDER: a function record or event whose TSC is below the first non-zero
+ *    one account replays: the first record of the thread its block index iterates first
+ *    (formats/xray/xray_order.h models that index; logs of one process only).
+ * A thread's records are taken in file order: account sorts a thread's blocks by WallClock,
+ * which keeps file order for clocks that go forward and up to 16 blocks (llvm-xray 14 breaks
+ * the order past 16: shared/anchors/xray.md 1.9). Entries still open at the end are fine.
+ */
+int xfr_verify(const char *path, struct xfr_header *h, struct xfr_counts *c, struct rd_error *err);
+int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		   struct xfr_counts *c, struct rd_error *err);
 
 const char *xfr_kind_name(int kind);
 const char *xfr_fn_type_name(unsigned type);

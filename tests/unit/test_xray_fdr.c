@@ -3,7 +3,11 @@
  * (formats/xray/read_xray), which were written apart: a log built with the encoders reads back
  * record for record (values, the running TSC, counts), logs of versions 1 to 4 in their own
  * shapes are accepted, and every rule of the reader rejects a log that breaks it, naming the
- * offset of the offending record.
+ * offset of the offending record. xfr_verify's rules of `llvm-xray account` (default options):
+ * small logs account rejects (an exit on an empty stack, an exit of another function than the
+ * innermost entry, a record below the first TSC replayed) are rejected with the rule and the
+ * offset, logs account accepts pass (open entries at the end, the golden fdr-v5.xray). The
+ * crafted logs were checked with llvm-xray 14 by hand (it rejects and accepts the same).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +19,8 @@
 
 #include "formats/xray/read_xray.h"
 #include "formats/xray/fdr_encode.h"
+#include "formats/xray/xray_order.h"
+#include "unit_util.h"
 
 /* --- a little log builder ------------------------------------------------------------ */
 
@@ -361,12 +367,173 @@ static void test_rejects(void **state)
 	expect_reject(&l, XFR_RULE_HEADER, (size_t)-1);
 }
 
+/* --- the rules of llvm-xray account (xfr_verify) --------------------------------------- */
+
+static int verify_log(const struct log *l, struct rd_error *err)
+{
+	rd_error_clear(err);
+	return xfr_verify_buf(l->b, l->len, "test.xray", NULL, NULL, err);
+}
+
+static void expect_account_reject(const struct log *l, int rule, size_t off, const char *text)
+{
+	struct rd_error err;
+
+	/* the grammar alone accepts it: the rule is account's */
+	assert_int_equal(walk(l, NULL, NULL, &err), 0);
+	assert_int_equal(verify_log(l, &err), -1);
+	if (err.rule != rule || err.offset != (int64_t)off || !strstr(err.msg, text))
+		print_error("want rule %d at 0x%zx (\"%s\"), got rule %d at 0x%llx: %s\n", rule,
+			    off, text, err.rule, (long long)err.offset, err.msg);
+	assert_int_equal(err.rule, rule);
+	assert_int_equal(err.offset, (int64_t)off);
+	assert_non_null(strstr(err.msg, text));
+}
+
+/* one thread: enter 1, enter 2, then what the test appends */
+static void two_open(struct log *l)
+{
+	lg_header(l, 5, 16384);
+	lg_open(l);
+	lg_block(l, 7, 1, 0, 1000);
+	lg_fn(l, FDR_ENTER, 1, 0);
+	lg_fn(l, FDR_ENTER_ARGS, 2, 10);
+	fdr_put_call_arg(l->b + l->len, 42);
+	l->len += FDR_META_SIZE;
+}
+
+static void test_account_exits(void **state)
+{
+	struct log l;
+	struct rd_error err;
+	size_t off;
+
+	(void)state;
+	/* accepted: balanced, a tail exit closes its own function, entries left open at the end
+	 * (account only counts what it closes) */
+	two_open(&l);
+	lg_fn(&l, FDR_EXIT, 2, 5);
+	lg_fn(&l, FDR_ENTER, 3, 5);
+	lg_fn(&l, FDR_TAIL_EXIT, 3, 5);
+	lg_close(&l);
+	assert_int_equal(verify_log(&l, &err), 0);
+
+	/* an exit on an empty stack: the first record of its thread */
+	lg_header(&l, 5, 16384);
+	lg_open(&l);
+	lg_block(&l, 7, 1, 0, 1000);
+	off = lg_fn(&l, FDR_EXIT, 1, 0);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_EXIT_EMPTY, off, "Exit of function 1 on thread 7");
+
+	/* ... or after its thread's stack was emptied */
+	two_open(&l);
+	lg_fn(&l, FDR_EXIT, 2, 5);
+	lg_fn(&l, FDR_EXIT, 1, 5);
+	off = lg_fn(&l, FDR_TAIL_EXIT, 1, 5);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_EXIT_EMPTY, off, "TailExit of function 1");
+
+	/* the exit of the outer function while the inner one is open: deduce-sibling-calls
+	 * would close both, account by default rejects */
+	two_open(&l);
+	off = lg_fn(&l, FDR_EXIT, 1, 5);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_EXIT_MISMATCH, off,
+			      "innermost open entry is function 2: llvm-xray account rejects the "
+			      "log (with --deduce-sibling-calls it would close 2 frames)");
+
+	/* the exit of a function that is not open at all */
+	two_open(&l);
+	off = lg_fn(&l, FDR_TAIL_EXIT, 9, 5);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_EXIT_MISMATCH, off, "even with --deduce-sibling-calls");
+
+	/* stacks are per thread: thread 8's exit does not close thread 7's entry, even in the
+	 * same buffer */
+	two_open(&l);
+	lg_block(&l, 8, 1, 0, 2000);
+	off = lg_fn(&l, FDR_EXIT, 2, 5);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_EXIT_EMPTY, off, "on thread 8");
+
+	/* ... and go on across blocks of the same thread (thread 8 starts at thread 7's first
+	 * TSC: whichever account replays first, no record is below it) */
+	two_open(&l);
+	lg_block(&l, 8, 1, 0, 1000);
+	lg_fn(&l, FDR_ENTER, 5, 0);
+	lg_block(&l, 7, 1, 0, 3000);
+	lg_fn(&l, FDR_EXIT, 2, 5);
+	lg_fn(&l, FDR_EXIT, 1, 5);
+	lg_close(&l);
+	assert_int_equal(verify_log(&l, &err), 0);
+}
+
+static void test_account_tsc(void **state)
+{
+	struct log l;
+	struct rd_error err;
+	size_t off;
+
+	(void)state;
+	/* one thread whose time goes back below its first record: a NewCPUId sets it */
+	lg_header(&l, 5, 16384);
+	lg_open(&l);
+	lg_block(&l, 7, 1, 0, 1000);
+	lg_fn(&l, FDR_ENTER, 1, 0);
+	fdr_put_new_cpu(l.b + l.len, 1, 999);
+	l.len += FDR_META_SIZE;
+	off = lg_fn(&l, FDR_EXIT, 1, 0);
+	lg_close(&l);
+	expect_account_reject(&l, XFR_RULE_TSC_ORDER, off, "at TSC 999, below 1000");
+	/* back, but not below the first record: accepted (account compares with the first) */
+	l.b[off - FDR_META_SIZE + 3] = 0xe9; /* NewCPUId tsc 999 -> 1001 (0x3e9) */
+	l.b[off - FDR_META_SIZE + 4] = 0x03;
+	assert_int_equal(verify_log(&l, &err), 0);
+
+	/* two threads of one process: whichever llvm-xray's index iterates first, the other
+	 * one's records all lie below its first one */
+	{
+		int32_t tids[2] = { 7, 8 };
+		uint32_t scratch[256];
+		size_t first = xr_llvm_first_key(1, tids, 2, scratch);
+		size_t offs[2];
+
+		lg_header(&l, 5, 16384);
+		lg_open(&l);
+		for (int t = 0; t < 2; t++) {
+			lg_block(&l, tids[t], 1, 0, (size_t)t == first ? 5000 : 100);
+			offs[t] = lg_fn(&l, FDR_ENTER, 1, 0);
+			lg_fn(&l, FDR_EXIT, 1, 5);
+		}
+		lg_close(&l);
+		expect_account_reject(&l, XFR_RULE_TSC_ORDER, offs[1 - first], "below 5000");
+	}
+}
+
+/* what account accepts: the log compiler-rt wrote (tests/samples/xray) */
+static void test_account_golden(void **state)
+{
+	char path[512];
+	struct xfr_counts c;
+	struct rd_error err;
+
+	(void)state;
+	unit_sample_path(path, sizeof(path), "xray/fdr-v5.xray");
+	rd_error_clear(&err);
+	assert_int_equal(xfr_verify(path, NULL, &c, &err), 0);
+	assert_int_equal(c.threads, 3);
+	assert_int_equal(c.entries, 33);
+	assert_int_equal(c.exits + c.tail_exits, 33);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v5_roundtrip), cmocka_unit_test(test_v5_blocks),
 		cmocka_unit_test(test_v1),	     cmocka_unit_test(test_v4_custom),
-		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_rejects),	     cmocka_unit_test(test_account_exits),
+		cmocka_unit_test(test_account_tsc),  cmocka_unit_test(test_account_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
