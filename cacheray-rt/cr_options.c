@@ -69,8 +69,8 @@ void cr_options_parse(const char *s, struct cr_options *o)
 		} else if (klen == 7 && !strncmp(pair, "enabled", 7)) {
 			o->enabled = !(vlen == 1 && v[0] == '0');
 			if (vlen != 1 || (v[0] != '0' && v[0] != '1'))
-				rec_warn("cacheray-rt: CACHERAY_OPTIONS: enabled=%.*s is not 0 or 1, "
-					 "recording stays on (as Cacheray reads it: on unless \"0\")",
+				rec_warn("cacheray-rt: CACHERAY_OPTIONS: enabled=%.*s is not 0 or "
+					 "1, recording stays on (Cacheray: on unless \"0\")",
 					 (int)vlen, v);
 		} else if (klen == 6 && !strncmp(pair, "malloc", 6)) {
 			cr_flag("malloc", v, vlen, &o->malloc_mode, 1);

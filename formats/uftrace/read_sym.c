@@ -311,8 +311,8 @@ int ufr_sym_parse(const char *buf, size_t len, const char *file, bool lenient,
 			 * uftrace itself never writes such a type */
 			ret = rd_error_set(err, UFR_E_SYM_TYPE, file, (int64_t)line.off,
 					   "line %u: type '%c' of \"%.*s\" is not one uftrace 0.13 "
-					   "reads (\"%s\"): it skips the line and the function goes "
-					   "missing or takes the name of the symbol before it",
+					   "reads (\"%s\"): it skips the line and the function "
+					   "goes missing or takes the name of the symbol before it",
 					   line.lineno, type, (int)(nlen > 64 ? 64 : nlen), name,
 					   SYM_TYPES);
 			if (!lenient)

@@ -197,7 +197,8 @@ static int acct_pass2(void *ctx, const struct xfr_header *h, const struct xfr_re
 			    "first TSC llvm-xray account replays (thread %d's record at offset "
 			    "0x%" PRIx64 ", its block index iterating that thread first): account "
 			    "rejects the log",
-			    r->kind == XFR_FUNCTION ? xfr_fn_type_name(r->fn_type) : xfr_kind_name(r->kind),
+			    r->kind == XFR_FUNCTION ? xfr_fn_type_name(r->fn_type)
+						    : xfr_kind_name(r->kind),
 			    (int)r->tid, r->tsc, a->base, (int)f->tid, f->base_off);
 }
 

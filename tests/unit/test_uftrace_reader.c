@@ -2,9 +2,9 @@
  * test_uftrace_reader: the uftrace.data reader and linter (formats/uftrace/read_uftrace.h).
  *
  * The two golden samples of tests/samples are embedded below byte for byte, and
- * test_golden_copies_match compares them with those files (a missing one fails it). Each test writes a sample into its own
- * temporary directory, breaks one rule in it and asserts the exact rule, file and byte offset
- * the reader reports. Expected offsets are computed from the data (the position of a line, the
+ * test_golden_copies_match compares them with those files (a missing one fails it). Each test
+ * writes a sample into its own temporary directory, breaks one rule in it and asserts the
+ * exact rule, file and byte offset the reader reports. Expected offsets are computed from the data (the position of a line, the
  * index of a record), never copied from the reader's output. A small deterministic mutation
  * fuzzer feeds every parser damaged buffers: run it under ASAN=1 to catch memory errors.
  */
