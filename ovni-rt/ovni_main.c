@@ -574,6 +574,9 @@ void ovni_thread_init(pid_t tid)
 	ot->meta = ovni_meta_initial((int)tid);
 	if (!ot->meta)
 		ovni_die("ovni_thread_init", "out of memory");
+	/* the requirement is in the metadata before the stream exists: the stream's creation
+	 * writes the metadata file before the side file that sends salvage to it */
+	ovni_require("ovni_thread_init", t, "ovni", OVNI_MODEL_VERSION);
 	if (ovni_sink_create_stream(t) < 0) {
 		ovni_thread_init_off((int)tid); /* warned; t is closed with the session */
 		return;
@@ -587,9 +590,6 @@ void ovni_thread_init(pid_t tid)
 		__atomic_store_n(&t->chunk->committed,
 				 (uint64_t)(t->pos - rec_chunk_data(t->chunk)), __ATOMIC_RELEASE);
 	}
-	ovni_require("ovni_thread_init", t, "ovni", OVNI_MODEL_VERSION);
-	/* the initial metadata on disk now, as libovni, to detect broken streams */
-	ovni_sink_write_thread_meta(t);
 	t->fe_hold = 0;
 	__atomic_store_n(&ot->state, OVNI_THREAD_READY, __ATOMIC_RELEASE);
 }

@@ -117,6 +117,8 @@ void ovni_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2), cold))
 
 /* sink_ovni.c */
 extern const struct rec_sink ovni_sink;
+/* The thread's stream file, then its initial metadata file, then the side file that sends
+ * salvage to both (in that order: each names only what exists); 0 or -1 (warned). */
 int ovni_sink_create_stream(struct rec_thread *t);
 /* Write the thread's metadata file now (lock held or not: takes meta_lock). */
 int ovni_sink_write_thread_meta(struct rec_thread *t);
