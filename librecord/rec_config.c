@@ -25,7 +25,7 @@
 
 static const char *rec_env(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = rec_getenv(name);
 	if (!v || !*v)
 		return NULL;
 	if (strnlen(v, REC_ENV_MAX + 1) > REC_ENV_MAX) {

@@ -214,10 +214,10 @@ static void rec_pick_sink(const struct rec_frontend *fe)
 		return;
 	for (const struct rec_sink *const *f = fe->formats; f && *f; f++) {
 		if (!strcmp((*f)->name, want)) {
-			const char *d = getenv("FLIGHTREC_DIR"), *fd = NULL;
+			const char *d = rec_getenv("FLIGHTREC_DIR"), *fd = NULL;
 			rec_sess.sink = *f;
 			if (fe->defaults.dir_env)
-				fd = getenv(fe->defaults.dir_env);
+				fd = rec_getenv(fe->defaults.dir_env);
 			if ((*f)->dir && (!d || !*d) && (!fd || !*fd))
 				rec_snprintf(rec_sess.cfg.dir, sizeof(rec_sess.cfg.dir), "%s", (*f)->dir);
 			return;

@@ -10,6 +10,7 @@
 #include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -397,4 +398,43 @@ void rec_ctime_utc(long long t, char buf[32])
 	rec_snprintf(buf, 32, "%.3s %.3s %2d %02d:%02d:%02d %lld", days + 3 * wd,
 		     months + 3 * (mon - 1), day, (int)(secs / 3600), (int)(secs / 60 % 60),
 		     (int)(secs % 60), year);
+}
+
+/* the environment the process started with, for rec_getenv before libc set `environ`: read
+ * once, single-threaded (a .preinit_array runs before any thread can start) */
+#define REC_ENVIRON_MAX (64u << 10)
+static char rec_environ_buf[REC_ENVIRON_MAX];
+static size_t rec_environ_len;
+static int rec_environ_read;
+
+const char *rec_getenv(const char *name)
+{
+	extern char **environ;
+	size_t n = strlen(name);
+
+	if (environ)
+		return getenv(name);
+	if (!rec_environ_read) {
+		int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+		rec_environ_read = 1;
+		if (fd >= 0) {
+			ssize_t r;
+			/* a variable cut by the buffer's end is dropped: only whole ones count */
+			while (rec_environ_len < sizeof(rec_environ_buf) - 1 &&
+			       (r = read(fd, rec_environ_buf + rec_environ_len,
+					 sizeof(rec_environ_buf) - 1 - rec_environ_len)) > 0)
+				rec_environ_len += (size_t)r;
+			close(fd);
+		}
+	}
+	for (size_t i = 0; i < rec_environ_len;) {
+		const char *e = rec_environ_buf + i;
+		size_t l = strnlen(e, rec_environ_len - i);
+		if (i + l == rec_environ_len)
+			break; /* no NUL: cut short */
+		if (l > n && !memcmp(e, name, n) && e[n] == '=')
+			return e + n + 1;
+		i += l + 1;
+	}
+	return NULL;
 }

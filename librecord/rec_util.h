@@ -55,6 +55,11 @@ long rec_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts);
  * (DIRFD's, which another listing may be using, is left alone); NULL with errno set. */
 DIR *rec_opendir_at(int dirfd);
 
+/* getenv, also before libc has set `environ`: a hook in the program's .preinit_array may start
+ * the session then (environ is NULL), and the variables come from /proc/self/environ, read
+ * once with system calls into a static buffer (the environment the process started with). */
+const char *rec_getenv(const char *name);
+
 /* Call fn(arg, name) for each entry of the directory open as DIRFD whose name starts with the
  * PLEN bytes of PREFIX, until fn returns nonzero. getdents64 on a descriptor of its own, since
  * opendir would malloc. fn's nonzero value when it stopped the walk, 0 when it saw every

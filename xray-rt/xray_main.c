@@ -75,7 +75,7 @@ static int xr_flag(const char *flags, const char *key, char *out, size_t size)
 
 static void xr_configured(const struct rec_config *cfg)
 {
-	const char *opts = getenv("XRAY_OPTIONS");
+	const char *opts = rec_getenv("XRAY_OPTIONS");
 	char base[REC_PATH_MAX], cwd[REC_PATH_MAX];
 
 	xr_max_stack = cfg->max_stack; /* XR_DEFAULT_MAX_STACK unless FLIGHTREC_MAX_STACK says */
@@ -91,7 +91,7 @@ static void xr_configured(const struct rec_config *cfg)
 		rec_snprintf(xr_logfile_base, sizeof(xr_logfile_base), "%s/%s", cwd, base);
 	/* no FLIGHTREC_DIR: the rings and stats go where the log goes. `cfg` is the session's
 	 * own configuration, still being set up (no thread records yet). */
-	if (!getenv("FLIGHTREC_DIR")) {
+	if (!rec_getenv("FLIGHTREC_DIR")) {
 		char *slash = strrchr(xr_logfile_base, '/');
 		size_t len = slash ? (size_t)(slash - xr_logfile_base) : 0;
 		if (len == 0)

@@ -6,6 +6,8 @@
  *   reccli daemon MS FILE   calls rc_parent() once, daemon(1, 0)s, and the daemon child calls
  *                           rc_tick() for MS milliseconds, then writes "N\n" to FILE (through
  *                           FILE.tmp and a rename, so FILE is whole when it appears) and exits
+ * Every run first calls rc_early() once from the program's .preinit_array, before libc has
+ * set `environ` (the first hook then starts the session: uftrace's t119-t121 do this).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -26,6 +28,20 @@ FN void rc_parent(void)
 {
 	e2e_sink += 2;
 }
+
+FN void rc_early(void)
+{
+	e2e_sink += 3;
+}
+
+NOTRACE static void preinit(void)
+{
+	rc_early();
+}
+
+__attribute__((used, section(".preinit_array"))) static void (*const rc_preinit[])(void) = {
+	preinit,
+};
 
 NOTRACE static double now_ms(void)
 {
