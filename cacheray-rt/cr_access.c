@@ -155,7 +155,7 @@ CR_EXPORT void __tsan_func_entry(void *caller_pc)
 {
 	(void)caller_pc;
 	if (unlikely(rec_self == NULL))
-		cr_thread(1);
+		cr_thread(CR_ATTACH);
 }
 
 CR_EXPORT void __tsan_func_exit(void)

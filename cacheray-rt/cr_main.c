@@ -132,8 +132,10 @@ struct rec_thread *cr_thread(int start)
 
 	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX))
 		return t;
-	if (t == REC_THREAD_OFF)
-		return NULL;
+	if (t == REC_THREAD_OFF) /* while recording: the slow path counts a thread's events it
+				  * could not give a ring (file system full) */
+		return start && __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) ==
+					REC_SESSION_ACTIVE ? rec_thread_get_slow() : NULL;
 	if (t == REC_THREAD_DEAD)
 		return start ? rec_thread_get_slow() : NULL; /* counts it as lost_dead */
 	/* interposed libc functions only join a session that runs: they are called from the
@@ -147,7 +149,7 @@ struct rec_thread *cr_thread(int start)
 		errno = saved;
 		return NULL;
 	}
-	t = rec_thread_get_slow();
+	t = start == CR_ATTACH ? rec_thread_get_quiet() : rec_thread_get_slow();
 	if (!t && rec_self == NULL) {
 		int st = __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE);
 		/* never going to record: later events take the cheapest way out */
@@ -186,7 +188,7 @@ void cr_access_slow(unsigned tag, uintptr_t addr, unsigned size)
 CR_EXPORT void __tsan_init(void)
 {
 	cr_module_note();
-	cr_thread(1);
+	cr_thread(CR_ATTACH);
 }
 
 /* --- shut-down ---------------------------------------------------------------------------- */

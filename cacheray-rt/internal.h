@@ -140,6 +140,9 @@ void cr_rtta_remove(uintptr_t addr);
 /* The calling thread's state for a record, starting the session when `start` (a __tsan_*
  * hook or the RTTA API; interposed libc functions never start it). NULL: do not record. */
 struct rec_thread *cr_thread(int start);
+/* cr_thread's `start` from a hook that records nothing itself (__tsan_init, function entry):
+ * it only attaches early, so it is no event lost when the thread cannot get a ring */
+#define CR_ATTACH 2
 
 /* --- instrumented code (cr_modules.c) ----------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /*
  * rec_ring: a thread's ring of chunks and the inline hot path that writes into it.
  *
- * Layout of a ring file (<dir>/.flightrec/ring.<pid>.<tid>, MAP_SHARED, pre-faulted):
+ * Layout of a ring file (<dir>/.flightrec/ring.<pid>.<tid>, MAP_SHARED, every block allocated
+ * at creation so that no store into it can fault on a full disk, pre-faulted):
  *   [ struct rec_ring_hdr, padded to 4096 ][ chunk 0 ][ chunk 1 ] ... [ chunk N-1 ]
  * Each chunk is struct rec_chunk (64 bytes) followed by chunk_size - 64 bytes of records in
  * the format's native encoding. Because the ring lives in the page cache, a SIGKILL does

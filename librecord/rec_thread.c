@@ -43,6 +43,11 @@ __thread uint8_t rec_in_runtime __attribute__((tls_model("initial-exec")));
  * signal handler's), counted as lost_nested once the thread has its state */
 static __thread uint8_t rec_attaching __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rec_attach_lost __attribute__((tls_model("initial-exec")));
+/* this thread got no ring (file system full): its events are counted lost_dead, since no
+ * state of its own can hold them */
+static __thread uint8_t rec_noring __attribute__((tls_model("initial-exec")));
+/* the hook attaching now stands for no event (rec_thread_get_quiet) */
+static __thread uint8_t rec_quiet __attribute__((tls_model("initial-exec")));
 
 static uint64_t rec_lost_per_hook(void)
 {
@@ -108,7 +113,7 @@ static uint32_t rec_ring_warned;
 			rec_warn(__VA_ARGS__);                                              \
 	} while (0)
 
-/* Create and pre-fault the ring file; chunks start FREE. */
+/* Create, allocate and pre-fault the ring file; chunks start FREE. */
 static int rec_ring_create(struct rec_thread *t)
 {
 	const struct rec_config *cfg = &rec_sess.cfg;
@@ -116,7 +121,7 @@ static int rec_ring_create(struct rec_thread *t)
 	struct rec_ring_hdr *h;
 	char name[64];
 	void *m;
-	int fd;
+	int fd, err;
 
 	rec_ring_name(name, sizeof(name), t->pid, t->tid);
 	fd = openat(rec_sess.ringdirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
@@ -128,8 +133,15 @@ static int rec_ring_create(struct rec_thread *t)
 	/* held while the file is open: salvage leaves the rings of a live process alone (a fork
 	 * child's copy of the descriptor shares the lock until it closes it) */
 	(void)flock(fd, LOCK_EX | LOCK_NB);
-	if (ftruncate(fd, (off_t)size) < 0) {
-		rec_ring_warn("cannot size ring file %s (threads without a ring record nothing):", name);
+	/* every block of the ring now: a store into a page of a sparse MAP_SHARED file that
+	 * the file system cannot allocate (disk full, now or later) kills the program with
+	 * SIGBUS. posix_fallocate returns the error instead of setting errno. */
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		errno = err;
+		rec_ring_warn("cannot allocate ring file %s/.flightrec/%s (%zu bytes; threads "
+			      "without a ring record nothing, their events are counted lost_dead):",
+			      rec_sess.dir, name, size);
 		goto fail;
 	}
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -244,8 +256,10 @@ static struct rec_thread *rec_thread_attach(void)
 	t->pid = rec_sess.pid;
 	t->ring_fd = -1;
 	t->sink_fd = -1;
-	if (rec_ring_create(t) < 0)
+	if (rec_ring_create(t) < 0) {
+		rec_noring = 1;
 		goto fail;
+	}
 	rec_chunk_take(t, 0);
 
 	pthread_mutex_lock(&rec_sess.lock);
@@ -288,6 +302,8 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 	if (t == REC_THREAD_OFF) {
 		if (rec_attaching)
 			rec_sigsafe_add(&rec_attach_lost, rec_lost_per_hook());
+		else if (rec_noring)
+			rec_count_lost_dead(rec_lost_per_hook());
 		return NULL;
 	}
 	if (t)
@@ -303,6 +319,8 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 	t = rec_thread_attach();
 	rec_self = t ? t : REC_THREAD_OFF;
 	rec_attaching = 0;
+	if (!t && rec_noring && !rec_quiet)
+		rec_count_lost_dead(rec_lost_per_hook()); /* this very hook's */
 	if (t && rec_attach_lost)
 		rec_count_lost(t, REC_LOST_NESTED, __atomic_exchange_n(&rec_attach_lost, 0,
 								       __ATOMIC_RELAXED));
@@ -410,6 +428,16 @@ struct rec_thread *rec_thread_get_slow(void)
 	int saved = errno;
 	struct rec_thread *t = rec_thread_get_slow_inner();
 	errno = saved;
+	return t;
+}
+
+struct rec_thread *rec_thread_get_quiet(void)
+{
+	struct rec_thread *t;
+
+	rec_quiet = 1;
+	t = rec_thread_get_slow();
+	rec_quiet = 0;
 	return t;
 }
 

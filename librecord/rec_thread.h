@@ -107,6 +107,10 @@ static inline void *rec_thread_fe(struct rec_thread *t)
 
 /* Out of line: attach on first use, count events of dead threads; NULL means "do not record". */
 struct rec_thread *rec_thread_get_slow(void);
+/* rec_thread_get_slow for a hook that stands for no event (e.g. a function entry a format
+ * does not record, called only to attach early): when the thread cannot attach, nothing is
+ * counted lost for this call. */
+struct rec_thread *rec_thread_get_quiet(void);
 /* Out of line: switch chunks under the policy; NULL means the event was dropped (counted). */
 void *rec_reserve_slow(struct rec_thread *t, size_t n);
 
