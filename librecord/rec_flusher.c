@@ -90,13 +90,18 @@ static void rec_flusher_pass(void)
 static long rec_proc_stat_field(const char *path, int field, char *state)
 {
 	char buf[1024], *p;
+	struct rec_fd_id id;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), f = 3;
 
 	if (fd < 0)
 		return -1;
+	if (rec_fd_id_get(fd, &id) < 0)
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	/* the program may dup2 over any number meanwhile (a daemon): never close its file */
+	if (rec_fd_is(fd, &id))
+		close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';

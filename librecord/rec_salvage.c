@@ -26,6 +26,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+bool rec_salvage_pid_live(int ringdirfd, pid_t pid)
+{
+	char name[32];
+	bool live;
+	int fd;
+
+	snprintf(name, sizeof(name), "live.%d", (int)pid);
+	fd = openat(ringdirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return live;
+}
+
 #define RSV_MIN_CHUNK 4096u
 #define RSV_MAX_CHUNK (256u << 20)
 #define RSV_MAX_CHUNKS 4096u
@@ -393,7 +408,7 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 			ret = -1;
 			continue;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0 || rec_salvage_pid_live(ctx.ringdirfd, pid)) {
 			rec_salvage_log(&ctx, "%s/.flightrec/%s: in use by a live process, left alone",
 					dir, de->d_name);
 			rep->busy++;

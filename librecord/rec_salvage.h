@@ -30,9 +30,12 @@
  *
  * Nothing in a ring is trusted: the header's geometry must match the file's size, a chunk
  * with a bad magic, state or length is skipped and reported, seqs are checked for duplicates.
- * Rings of a live process are left alone: the runtime holds flock(LOCK_EX) on each ring file
- * while it is open, so a ring salvage cannot lock belongs to a live process (or its fork
- * child, which shares the lock until it closes the descriptor).
+ * Rings of a live process are left alone: the runtime holds flock(LOCK_EX) on
+ * .flightrec/live.<pid> for as long as the process image records (its fork child holds the
+ * parent's lock too until it closes its copy, and locks live.<its pid>), so a ring whose
+ * process's live file salvage cannot lock belongs to a live process. Runtimes before it held
+ * the lock on each ring file instead; salvage still takes that lock too, which also keeps two
+ * salvages off one ring.
  */
 #ifndef REC_SALVAGE_H
 #define REC_SALVAGE_H
@@ -117,6 +120,9 @@ struct rec_salvage_format;
  */
 int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *formats,
 		    const struct rec_salvage_opts *o, struct rec_salvage_report *rep);
+
+/* Does a live process image of PID hold RINGDIRFD's live.<pid> (see the top)? */
+bool rec_salvage_pid_live(int ringdirfd, pid_t pid);
 
 /* Is there any ring file in DIR/.flightrec? (record: salvage only then) */
 bool rec_salvage_needed(const char *dir);

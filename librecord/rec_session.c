@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ struct rec_session rec_sess = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.dirfd = -1,
 	.ringdirfd = -1,
+	.livefd = -1,
 };
 
 static pthread_mutex_t rec_start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,6 +63,7 @@ static const int rec_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABR
 					 SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
 static void rec_session_finish_wait(int handed_off);
+static void rec_live_open(void);
 
 /*
  * A fatal signal. Finishing takes locks and allocates memory, and the code the signal
@@ -145,9 +148,111 @@ static void rec_atfork_child(void)
 	memset(rec_sess.closed_lost, 0, sizeof(rec_sess.closed_lost));
 	rec_sess.lost_dead = 0;
 	rec_sess.start_ns = rec_clock_ns();
+	/* the parent's live.<ppid> stays locked by the parent; the child locks its own */
+	if (rec_sess.livefd >= 0 && rec_fd_is(rec_sess.livefd, &rec_sess.live_id))
+		close(rec_sess.livefd);
+	rec_sess.livefd = -1;
+	rec_sess.fds_busy = 0;
+	rec_session_fds_check();
+	if (rec_sess.ringdirfd >= 0)
+		rec_live_open();
 	if (rec_sess.sink->fork_child)
 		rec_sess.sink->fork_child(&rec_sess, ppid);
 	rec_thread_fork_child(old);
+}
+
+/* live.<pid> for this process image, locked (see rec_session.livefd). Without it salvage
+ * could take a live process's rings for a dead one's: said once, recording goes on. */
+static void rec_live_open(void)
+{
+	char name[32];
+	int fd;
+
+	rec_snprintf(name, sizeof(name), "live.%d", (int)rec_sess.pid);
+	fd = rec_open_write_kept(rec_sess.ringdirfd, name, 0);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 || rec_fd_id_get(fd, &rec_sess.live_id) < 0) {
+		rec_warn("cannot lock %s/.flightrec/%s (a salvage meanwhile would not know this "
+			 "process is alive):", rec_sess.dir, name);
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	rec_sess.livefd = fd;
+}
+
+/* Forget live.<pid> (finish): remove it, close it if it is still ours. */
+static void rec_live_close(void)
+{
+	char name[32];
+
+	if (rec_sess.livefd < 0)
+		return;
+	rec_snprintf(name, sizeof(name), "live.%d", (int)rec_sess.pid);
+	if (rec_sess.ringdirfd >= 0)
+		unlinkat(rec_sess.ringdirfd, name, 0);
+	if (rec_fd_is(rec_sess.livefd, &rec_sess.live_id))
+		close(rec_sess.livefd);
+	rec_sess.livefd = -1;
+}
+
+/* open DIR (absolute) and its .flightrec again, and only if they are the same directories as
+ * at start (a directory removed and made anew is not ours to write into) */
+static int rec_reopen_dirs(int *dirfd, int *ringdirfd)
+{
+	int d = open(rec_sess.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = -1;
+
+	d = rec_fd_move_checked(d, &rec_sess.dir_id);
+	if (d >= 0) {
+		r = rec_fd_move_checked(openat(d, ".flightrec", O_RDONLY | O_DIRECTORY |
+					       O_NOFOLLOW | O_CLOEXEC), &rec_sess.ringdir_id);
+		if (r >= 0) {
+			*dirfd = d;
+			*ringdirfd = r;
+			return 0;
+		}
+		close(d);
+	}
+	return -1;
+}
+
+int rec_session_fds_check(void)
+{
+	int dir_ok, ring_ok, live_ok, ret = 0;
+
+	if (rec_sess.dirfd < 0 || rec_sess.ringdirfd < 0)
+		return -1;
+	dir_ok = rec_fd_is(rec_sess.dirfd, &rec_sess.dir_id);
+	ring_ok = rec_fd_is(rec_sess.ringdirfd, &rec_sess.ringdir_id);
+	live_ok = rec_sess.livefd < 0 || rec_fd_is(rec_sess.livefd, &rec_sess.live_id);
+	if (dir_ok && ring_ok && live_ok)
+		return 0;
+	/* one thread reopens; another that finds it busy does without (its write fails and is
+	 * counted), it never waits: finish may run in a fatal signal's handler */
+	if (__atomic_exchange_n(&rec_sess.fds_busy, 1, __ATOMIC_ACQUIRE))
+		return -1;
+	if (!dir_ok || !ring_ok) {
+		int d, r;
+		/* the old numbers are the program's now: never closed, only forgotten */
+		if (rec_reopen_dirs(&d, &r) == 0) {
+			rec_debug("the program closed or replaced the output directory's descriptors "
+				  "(%d, %d): reopened as %d, %d", rec_sess.dirfd, rec_sess.ringdirfd,
+				  d, r);
+			__atomic_store_n(&rec_sess.dirfd, d, __ATOMIC_RELEASE);
+			__atomic_store_n(&rec_sess.ringdirfd, r, __ATOMIC_RELEASE);
+		} else {
+			ret = -1;
+		}
+	}
+	if (!live_ok && ret == 0) {
+		rec_sess.livefd = -1; /* closed by the program: the lock went with it */
+		rec_live_open();
+	}
+	__atomic_store_n(&rec_sess.fds_busy, 0, __ATOMIC_RELEASE);
+	return ret;
 }
 
 static int rec_open_dirs(void)
@@ -168,8 +273,9 @@ static int rec_open_dirs(void)
 	}
 	/* a symbolic link given as the directory is followed (rec_mkdir_p checked who made it);
 	 * everything below it is opened relative to dirfd with O_NOFOLLOW */
-	rec_sess.dirfd = open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rec_sess.dirfd < 0) {
+	rec_sess.dirfd = rec_fd_above_stdio(open(rec_sess.cfg.dir, O_RDONLY | O_DIRECTORY |
+								O_CLOEXEC));
+	if (rec_sess.dirfd < 0 || rec_fd_id_get(rec_sess.dirfd, &rec_sess.dir_id) < 0) {
 		rec_fail("cannot open output directory %s:", rec_sess.cfg.dir);
 		return -1;
 	}
@@ -181,12 +287,13 @@ static int rec_open_dirs(void)
 		rec_fail("cannot create %s/.flightrec:", rec_sess.dir);
 		return -1;
 	}
-	rec_sess.ringdirfd = openat(rec_sess.dirfd, ".flightrec",
-				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rec_sess.ringdirfd < 0) {
+	rec_sess.ringdirfd = rec_fd_above_stdio(openat(rec_sess.dirfd, ".flightrec", O_RDONLY |
+						       O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (rec_sess.ringdirfd < 0 || rec_fd_id_get(rec_sess.ringdirfd, &rec_sess.ringdir_id) < 0) {
 		rec_fail("cannot open %s/.flightrec:", rec_sess.dir);
 		return -1;
 	}
+	rec_live_open();
 	return 0;
 }
 
@@ -271,6 +378,7 @@ off:
 	if (rec_sess.ringdirfd >= 0)
 		close(rec_sess.ringdirfd);
 	rec_sess.dirfd = rec_sess.ringdirfd = -1;
+	rec_live_close();
 	rec_sess.state = REC_SESSION_OFF;
 	return -1;
 }
@@ -361,6 +469,7 @@ void rec_session_finish(void)
 	/* from here on, slow paths drop (and count) instead of taking chunks */
 	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
 	rec_flusher_stop();
+	rec_session_fds_check();
 
 	for (t = rec_sess.threads; t; t = t->next) {
 		if (t->closed)
@@ -385,6 +494,7 @@ void rec_session_finish(void)
 	rec_stats_finish();
 	if (rec_sess.sink->finished)
 		rec_sess.sink->finished(&rec_sess);
+	rec_live_close(); /* no ring of this image is left */
 	rec_self = self;
 	rec_in_runtime = in_rt;
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */

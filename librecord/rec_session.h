@@ -93,6 +93,14 @@ struct rec_session {
 	pid_t ppid;
 	int dirfd;                         /* output directory */
 	int ringdirfd;                     /* <dir>/.flightrec */
+	/* what dirfd and ringdirfd named when opened: the program may close or replace them,
+	 * rec_session_fds_check reopens them then (rec_util.h, rec_fd_is) */
+	struct rec_fd_id dir_id, ringdir_id;
+	/* <dir>/.flightrec/live.<pid>, flock(LOCK_EX) for the image's life: salvage leaves the
+	 * rings of a live process alone (the ring files themselves hold no descriptor) */
+	int livefd;
+	struct rec_fd_id live_id;
+	uint32_t fds_busy;                 /* try-lock of rec_session_fds_check's reopening */
 	char dir[REC_PATH_MAX];            /* absolute output directory */
 	char exe[REC_PATH_MAX];            /* /proc/self/exe */
 	uint64_t start_ns;                 /* session start (this image, or fork time) */
@@ -146,6 +154,12 @@ static inline void rec_finish_progress(void)
 			 __atomic_load_n(&rec_sess.finish_progress, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
 }
+
+/* The program may close any descriptor or dup2 its own over one (daemons do): before the
+ * runtime uses the session's descriptors (a chunk write, a thread's attach or close, finish),
+ * this checks they still name what they named and reopens, by path, those that do not; it
+ * never closes a number that is no longer ours. 0 when dirfd and ringdirfd are usable. */
+int rec_session_fds_check(void);
 
 /* Ask the flusher to look at the rings now. */
 void rec_flusher_wake(void);

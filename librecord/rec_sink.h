@@ -53,6 +53,11 @@ struct rec_sink {
 	 * per chunk, never by a hook. Re-entered by the thread that holds it (finish from a fatal
 	 * signal in the middle of a write), it must not wait for itself. */
 	int64_t (*append_lock)(struct rec_session *s, uint64_t len);
+	/* optional, for a sink that keeps no descriptor per thread between writes (so that the
+	 * runtime's descriptors do not grow with the program's threads, RLIMIT_NOFILE, nor live
+	 * long enough for the program to close them): open the thread's output file for one
+	 * write_chunk; the drainer closes it after (t->sink_fd is -1 between writes). */
+	int (*thread_fd)(struct rec_session *s, struct rec_thread *t);
 	void (*append_unlock)(struct rec_session *s);
 };
 

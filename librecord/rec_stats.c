@@ -60,7 +60,7 @@ static void rec_stats_append(const char *buf, size_t n)
 	if (rec_sess.ringdirfd < 0)
 		return;
 	rec_stats_name(name, sizeof(name), ".part");
-	fd = rec_open_write(rec_sess.ringdirfd, name, O_APPEND);
+	fd = rec_open_write_kept(rec_sess.ringdirfd, name, O_APPEND);
 	if (fd < 0)
 		return;
 	rec_write_all(fd, buf, n);

@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,9 +129,6 @@ static int rec_ring_create(struct rec_thread *t)
 		rec_ring_warn("cannot create ring file %s/.flightrec/%s (threads without a ring record nothing):", rec_sess.dir, name);
 		return -1;
 	}
-	/* held while the file is open: salvage leaves the rings of a live process alone (a fork
-	 * child's copy of the descriptor shares the lock until it closes it) */
-	(void)flock(fd, LOCK_EX | LOCK_NB);
 	/* every block of the ring now: a store into a page of a sparse MAP_SHARED file that
 	 * the file system cannot allocate (disk full, now or later) kills the program with
 	 * SIGBUS. posix_fallocate returns the error instead of setting errno. */
@@ -170,7 +166,11 @@ static int rec_ring_create(struct rec_thread *t)
 	}
 	t->ring = m;
 	t->ring_size = size;
-	t->ring_fd = fd;
+	/* the mapping needs no descriptor: one per thread would eat the program's
+	 * RLIMIT_NOFILE, and the program may close it any time. Salvage tells a live
+	 * process's rings by its live.<pid> lock (rec_session.livefd). */
+	close(fd);
+	t->ring_fd = -1;
 	/* the first chunk now, each next one by the flusher a chunk ahead of the producer: a
 	 * thread starts fast, short-lived threads touch little, and the producer's first write
 	 * into a page takes no page-cache fault */
@@ -256,6 +256,7 @@ static struct rec_thread *rec_thread_attach(void)
 	t->pid = rec_sess.pid;
 	t->ring_fd = -1;
 	t->sink_fd = -1;
+	rec_session_fds_check(); /* the program may have closed or replaced them */
 	if (rec_ring_create(t) < 0) {
 		rec_noring = 1;
 		goto fail;
@@ -273,6 +274,8 @@ static struct rec_thread *rec_thread_attach(void)
 		rec_ring_destroy(t, 1);
 		goto fail;
 	}
+	if (t->sink_fd >= 0 && rec_fd_id_get(t->sink_fd, &t->sink_id) < 0)
+		t->sink_fd = -1;
 	t->next = rec_sess.threads;
 	/* the flusher walks the list without the lock: publish a fully built node */
 	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
@@ -449,6 +452,22 @@ void *rec_reserve_slow(struct rec_thread *t, size_t n)
 	return p;
 }
 
+/* The thread's sink descriptor, kept between writes, may have been closed by the program, or
+ * replaced by a file of its own (dup2): then it is forgotten (never written to, never closed)
+ * and the thread's further chunks fail to be written (counted lost). Said once. */
+static uint32_t rec_sink_fd_warned;
+
+static void rec_thread_sink_fd_ok(struct rec_thread *t)
+{
+	if (t->sink_fd < 0 || rec_fd_is(t->sink_fd, &t->sink_id))
+		return;
+	if (!__atomic_exchange_n(&rec_sink_fd_warned, 1, __ATOMIC_RELAXED))
+		rec_warn("the program closed or replaced descriptor %d, thread %d's trace file: "
+			 "left to the program, what it was to write is counted lost", t->sink_fd,
+			 (int)t->tid);
+	t->sink_fd = -1;
+}
+
 /* Write one chunk to the sink and give it back (FREE, release: pairs with the producer's
  * acquire in rec_chunk_is_free, so the producer never overwrites bytes being written). */
 static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
@@ -456,6 +475,7 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before;
+	int transient = rec_sess.sink->thread_fd && t->sink_fd < 0;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
 		lost += t->overwritten - t->overwritten_told;
@@ -464,6 +484,15 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	if (len > rec_sess.cfg.chunk_size - sizeof(*c))
 		len = rec_sess.cfg.chunk_size - sizeof(*c);
 	rec_finish_progress(); /* a finish that writes is alive (its waiters watch this) */
+	/* the program may have closed or replaced our directories' descriptors */
+	rec_session_fds_check();
+	/* a sink that keeps no descriptor per thread opens the thread's file for this write */
+	if (transient) {
+		t->sink_fd = rec_sess.sink->thread_fd(&rec_sess, t);
+		if (t->sink_fd >= 0 && rec_fd_id_get(t->sink_fd, &t->sink_id) < 0)
+			t->sink_fd = -1;
+	} else
+		rec_thread_sink_fd_ok(t);
 	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
 	__atomic_store_n(&h->write_pos,
 			 t->sink_fd >= 0 ? (int64_t)lseek(t->sink_fd, 0, SEEK_END) : -1,
@@ -481,6 +510,12 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	}
 	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)
 		t->bytes += len;
+	if (transient && t->sink_fd >= 0) {
+		rec_thread_sink_fd_ok(t); /* never close a number the program took meanwhile */
+		if (t->sink_fd >= 0)
+			close(t->sink_fd);
+		t->sink_fd = -1;
+	}
 	__atomic_store_n(&h->overwritten_told, t->overwritten_told, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_len, len, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->done_seq, c->seq, __ATOMIC_RELEASE);
@@ -559,6 +594,8 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 
 	if (t->closed)
 		return;
+	rec_session_fds_check();
+	rec_thread_sink_fd_ok(t);
 	if (rec_sess.sink->close_thread)
 		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending);
 	t->closed = 1;
@@ -614,7 +651,7 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 			munmap(t->ring, t->ring_size);
 		if (t->ring_fd >= 0)
 			close(t->ring_fd);
-		if (t->sink_fd >= 0)
+		if (t->sink_fd >= 0 && rec_fd_is(t->sink_fd, &t->sink_id))
 			close(t->sink_fd);
 		if (t != old)
 			munmap(t, t->alloc_size);

@@ -70,6 +70,7 @@ struct rec_thread {
 	pid_t tid;
 	pid_t pid;
 	int sink_fd;               /* a sink's per-thread file, -1 if none */
+	struct rec_fd_id sink_id;  /* ... what it named when opened (rec_thread_sink_fd_ok) */
 	void *sink_priv;
 	struct rec_thread *next;   /* registry link (rec_session.threads) */
 	size_t alloc_size;

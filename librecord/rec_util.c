@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -144,6 +145,101 @@ int rec_mkdir_p(const char *dir)
 int rec_open_write(int dirfd, const char *name, int flags)
 {
 	return openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0666);
+}
+
+int rec_fd_id_get(int fd, struct rec_fd_id *id)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return 0;
+}
+
+int rec_fd_is(int fd, const struct rec_fd_id *id)
+{
+	struct rec_fd_id now;
+
+	return rec_fd_id_get(fd, &now) == 0 && now.dev == id->dev && now.ino == id->ino;
+}
+
+void rec_close_same(int fd, int twin)
+{
+	struct rec_fd_id a, b;
+
+	/* the program may have dup2'ed a file of its own over FD since we opened it */
+	if (rec_fd_id_get(fd, &a) == 0 && rec_fd_id_get(twin, &b) == 0 && a.dev == b.dev &&
+	    a.ino == b.ino)
+		close(fd);
+}
+
+int rec_fd_above_stdio(int fd)
+{
+	int hi = rec_fd_above_stdio_dup(fd);
+
+	if (hi != fd)
+		rec_close_same(fd, hi);
+	return hi;
+}
+
+int rec_fd_above_stdio_dup(int fd)
+{
+	static int floor; /* racy first computation: every thread finds the same value */
+	struct rlimit rl;
+	int hi, min = __atomic_load_n(&floor, __ATOMIC_RELAXED);
+
+	if (fd < 0)
+		return fd;
+	if (!min) {
+		min = 3;
+		/* the top eighth of the soft limit, the first 1024 at most: select() users
+		 * keep theirs below FD_SETSIZE, and so do we */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 64) {
+			rlim_t top = rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
+			min = (int)(top - top / 8);
+		}
+		__atomic_store_n(&floor, min, __ATOMIC_RELAXED);
+	}
+	if (fd >= min)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, min);
+	if (hi < 0 && fd <= 2)
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return hi < 0 ? fd : hi;
+}
+
+int rec_fd_move_checked(int fd, const struct rec_fd_id *want)
+{
+	int hi = rec_fd_above_stdio_dup(fd);
+
+	if (fd < 0)
+		return -1;
+	if (hi != fd && rec_fd_is(fd, want))
+		close(fd); /* else the program dup2'ed its own file over it: its number now */
+	if (!rec_fd_is(hi, want)) {
+		if (hi != fd)
+			close(hi); /* our duplicate, of whatever it was */
+		errno = EBADF;
+		return -1;
+	}
+	return hi;
+}
+
+int rec_open_write_kept(int dirfd, const char *name, int flags)
+{
+	int fd = rec_open_write(dirfd, name, flags);
+	struct rec_fd_id want;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1; /* removed meanwhile: the descriptor is left alone */
+	want.dev = st.st_dev;
+	want.ino = st.st_ino;
+	return rec_fd_move_checked(fd, &want);
 }
 
 pid_t rec_gettid(void)

@@ -41,6 +41,36 @@ bool rec_link_trusted(const struct stat *st);
  * O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC. Mode 0666 & ~umask. */
 int rec_open_write(int dirfd, const char *name, int flags);
 
+/* A descriptor the runtime keeps, as it was when opened: the program may close any descriptor
+ * or dup2 one of its own over it (daemons do), so before each use the runtime checks that the
+ * number still names the same file (rec_fd_is), and never writes to or closes one that does
+ * not. */
+struct rec_fd_id {
+	uint64_t dev, ino;
+};
+/* Remember what FD names; -1 if fstat fails. */
+int rec_fd_id_get(int fd, struct rec_fd_id *id);
+/* 1 if FD is open and names the file ID was taken from. One fstat: slow paths only. */
+int rec_fd_is(int fd, const struct rec_fd_id *id);
+/* FD moved (F_DUPFD_CLOEXEC) to a number near the top of RLIMIT_NOFILE's soft limit, away
+ * from the low numbers a program's open() gets and dup2() targets (it would have closed ours
+ * and given the number to a file of its own), and at least off 0..2, which a program that
+ * closed its standard streams expects back; FD itself if it cannot be moved. */
+int rec_fd_above_stdio(int fd);
+/* close(FD) if it still names the file TWIN (a descriptor we hold) names */
+void rec_close_same(int fd, int twin);
+/* rec_fd_above_stdio's duplicate alone (FD stays open; FD itself if it cannot be moved) */
+int rec_fd_above_stdio_dup(int fd);
+/* FD, just opened on the file WANT names, moved as rec_fd_above_stdio does, but FD is closed
+ * only if it still names WANT, and the result is checked to name WANT: the program may have
+ * dup2'ed a file of its own over FD meanwhile. -1 (errno EBADF) when it did. */
+int rec_fd_move_checked(int fd, const struct rec_fd_id *want);
+
+/* rec_open_write, the descriptor moved by rec_fd_above_stdio, and checked to still be NAME
+ * (the program may have dup2'ed a file of its own over the number open() gave, before it was
+ * moved): -1 if it cannot be opened or is not NAME. */
+int rec_open_write_kept(int dirfd, const char *name, int flags);
+
 /* snprintf that returns the length actually written (never more than size - 1). */
 size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

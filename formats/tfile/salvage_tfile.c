@@ -178,6 +178,8 @@ static bool ts_ring_busy(struct rec_salvage_ctx *ctx, int32_t pid, struct rec_sa
 	char prefix[32];
 	size_t plen;
 
+	if (rec_salvage_pid_live(ctx->ringdirfd, pid))
+		return true;
 	if (!d)
 		return false;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "ring.%d.", (int)pid);

@@ -12,6 +12,9 @@
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
  *                  whenever events were lost; O_APPEND so an exec'ed image continues the file;
  *                  removed at close if still empty (a task without records has none)
+ *                  opened for each chunk's write and closed after (thread_fd): no descriptor
+ *                  per thread is kept, so a program with many threads keeps its RLIMIT_NOFILE
+ *                  and one that closes every descriptor never has ours written into its files
  *   info           finish (uftrace_info.c, shared with salvage): header + sections; rewritten
  *                  by every finishing process under flock(dir), listing every non-empty
  *                  <tid>.dat, so the last one is complete
@@ -51,7 +54,7 @@ static pid_t uftrace_forked_tid; /* the fork child's first thread: FORK line, no
 /* Append one line to task.txt with a single write. */
 static void uftrace_append_task(const char *line, size_t len)
 {
-	int fd = rec_open_write(rec_sess.dirfd, "task.txt", O_APPEND);
+	int fd = rec_open_write_kept(rec_sess.dirfd, "task.txt", O_APPEND);
 	if (fd < 0) {
 		rec_warn("cannot open %s/task.txt:", rec_sess.dir);
 		return;
@@ -280,17 +283,29 @@ static void uftrace_xcode_ev(void *arg, const struct fn_ev *ev)
 	/* an exit with no open frame (its entry before a gap) is left out */
 }
 
+/* <tid>.dat for one write (rec_sink.thread_fd), -1 if it cannot be opened */
+static int uftrace_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	char name[32];
+
+	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
+	return rec_open_write_kept(s->dirfd, name, O_APPEND);
+}
+
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[32], line[128], ts[32];
 	size_t n;
 
+	/* created now (it says the thread exists), written by each chunk's write */
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
 	t->sink_fd = rec_open_write(s->dirfd, name, O_APPEND);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot open %s/%s:", s->dir, name);
 		return -1;
 	}
+	close(t->sink_fd);
+	t->sink_fd = -1;
 	if (uftrace_xcoding() && xcode_attach(t, UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF,
 						  "no memory for a thread's transcoding state") < 0)
 		return -1;
@@ -315,6 +330,7 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 		return -1;
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct xcode *x = t->sink_priv;
+		x->fd = t->sink_fd;
 		if (lost_before)
 			uftrace_xcode_lost(x, lost_before);
 		fn_decode(&x->dec, data, len, uftrace_xcode_ev, x);
@@ -354,16 +370,21 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 	struct stat st;
 	char name[32];
 
-	if (fstat(t->sink_fd, &st) < 0 || st.st_size != 0)
-		return;
+	/* by name: the file is opened for each write (thread_fd), rarely open here */
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
+	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != 0)
+		return;
 	unlinkat(s->dirfd, name, 0);
 }
 
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
+	if (t->sink_fd < 0 && (lost_after || (uftrace_xcoding() && t->sink_priv)))
+		t->sink_fd = uftrace_thread_fd(s, t);
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct xcode *x = t->sink_priv;
+		x->fd = t->sink_fd;
 		if (t->sink_fd >= 0 && lost_after + x->dropped)
 			uftrace_xcode_lost(x, lost_after + x->dropped);
 		if (t->sink_fd >= 0)
@@ -372,8 +393,10 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 		t->sink_priv = NULL;
 		lost_after = 0;
 	}
-	if (t->sink_fd < 0)
+	if (t->sink_fd < 0) {
+		uftrace_drop_if_empty(s, t);
 		return;
+	}
 	if (lost_after) {
 		struct uftrace_record lost = { 0,
 					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
@@ -434,4 +457,5 @@ const struct rec_sink uftrace_sink = {
 	.write_chunk = uftrace_write_chunk,
 	.close_thread = uftrace_close_thread,
 	.finish = uftrace_finish,
+	.thread_fd = uftrace_thread_fd,
 };

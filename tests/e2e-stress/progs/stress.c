@@ -15,6 +15,16 @@
  *   stress longjmp N       4 threads, N longjmps each out of 3 instrumented frames
  *   stress except N        4 threads, N C++ exceptions each through 3 instrumented frames
  *   stress recurse D N     2 threads, N recursions D deep each
+ *   stress fds K           as a daemon: the main thread makes K calls, closes every
+ *                          descriptor above 2, opens 8 files of its own in $STRESS_FILES (9
+ *                          bytes each), starts 2 threads making K calls each, makes K
+ *                          calls, dup2s the
+ *                          first of them over every other number from 3 to 63, makes K
+ *                          calls; then checks its descriptors: fds_bad = those closed, or
+ *                          whose file is no longer its 9 bytes
+ *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
+ *                          and holds it until all have tried: files_opened = how many could
+ *                          (under a small RLIMIT_NOFILE the runtime must leave room)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +48,7 @@ int catcher(int i);
 extern uint64_t n_work, n_leaf, n_handler, n_recurse, n_jump, n_cxx;
 
 static const char *mode = "?";
-static long nthreads, nforks, nexecs;
+static long nthreads, nforks, nexecs, fds_bad, files_opened = -1;
 static uint64_t signals_sent;
 static volatile int stop;
 
@@ -49,10 +60,11 @@ static void report(void)
 
 	n = snprintf(line, sizeof(line),
 		     "pid=%d mode=%s work=%lu leaf=%lu handler=%lu recurse=%lu jump=%lu cxx=%lu "
-		     "threads=%ld forks=%ld execs=%ld signals_sent=%lu\n",
+		     "threads=%ld forks=%ld execs=%ld signals_sent=%lu fds_bad=%ld files_opened=%ld\n",
 		     (int)getpid(), mode, (unsigned long)n_work, (unsigned long)n_leaf,
 		     (unsigned long)n_handler, (unsigned long)n_recurse, (unsigned long)n_jump,
-		     (unsigned long)n_cxx, nthreads, nforks, nexecs, (unsigned long)signals_sent);
+		     (unsigned long)n_cxx, nthreads, nforks, nexecs, (unsigned long)signals_sent,
+		     fds_bad, files_opened);
 	fd = open(out ? out : "/dev/stdout", O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd >= 0) {
 		if (write(fd, line, (size_t)n) != n)
@@ -211,6 +223,86 @@ static void *recurser(void *arg)
 	return NULL;
 }
 
+/* is FD open, on a file holding exactly the 9 bytes the program wrote? */
+static int fd_intact(int fd)
+{
+	char buf[32];
+	struct stat st;
+
+	if (fcntl(fd, F_GETFD) < 0 || fstat(fd, &st) < 0 || st.st_size != 9)
+		return 0;
+	return pread(fd, buf, sizeof(buf), 0) == 9 && !memcmp(buf, "precious\n", 9);
+}
+
+static void run_fds(long k)
+{
+	const char *dir = getenv("STRESS_FILES");
+	struct job j = { k };
+	pthread_t t[2];
+	int own[8], is_own[64] = { 0 };
+	char path[4096];
+
+	if (!dir)
+		exit(2);
+	calls(&j);
+	for (int fd = 3; fd < 1024; fd++) /* what daemons do */
+		close(fd);
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), "%s/file%d", dir, i);
+		own[i] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (own[i] < 0 || own[i] >= 64 || write(own[i], "precious\n", 9) != 9)
+			exit(2);
+		is_own[own[i]] = 1;
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, calls, &j);
+	calls(&j);
+	for (int fd = 3; fd < 64; fd++) /* ... and whatever the runtime opened since is ours */
+		while (!is_own[fd] && dup2(own[0], fd) < 0)
+			if (errno != EBUSY) /* another thread's open() is taking it: retry */
+				exit(2);
+	calls(&j);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	nthreads = 2;
+	for (int fd = 3; fd < 64; fd++)
+		fds_bad += !fd_intact(fd);
+}
+
+static pthread_barrier_t nofile_barrier;
+
+static void *nofile_worker(void *arg)
+{
+	struct job *j = arg;
+	int fd;
+
+	calls(j);
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0)
+		__atomic_fetch_add(&files_opened, 1, __ATOMIC_RELAXED);
+	pthread_barrier_wait(&nofile_barrier);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void run_nofile(long n, long k)
+{
+	struct job j = { k };
+	pthread_t t[8];
+
+	if (n < 1 || n > 8)
+		exit(2);
+	files_opened = 0;
+	pthread_barrier_init(&nofile_barrier, NULL, (unsigned)n);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, nofile_worker, &j) != 0)
+			exit(2);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	nthreads = n;
+}
+
 static void run_in_threads(int n, void *(*fn)(void *), void *arg)
 {
 	pthread_t t[8];
@@ -253,6 +345,10 @@ int main(int argc, char **argv)
 		run_in_threads(4, jumper, (void *)a);
 	} else if (!strcmp(mode, "except")) {
 		run_in_threads(4, excepter, (void *)a);
+	} else if (!strcmp(mode, "fds")) {
+		run_fds(a);
+	} else if (!strcmp(mode, "nofile")) {
+		run_nofile(a, b);
 	} else if (!strcmp(mode, "recurse")) {
 		long args[2] = { a, b };
 		run_in_threads(2, recurser, args);
