@@ -57,6 +57,7 @@ static pthread_key_t rec_thread_key;
 static pthread_once_t rec_thread_key_once = PTHREAD_ONCE_INIT;
 
 static void rec_thread_destructor(void *arg);
+static void rec_thread_sink_fd_ok(struct rec_thread *t);
 
 static void rec_thread_key_create(void)
 {
@@ -255,7 +256,7 @@ static struct rec_thread *rec_thread_attach(void)
 	t->tid = rec_gettid();
 	t->pid = rec_sess.pid;
 	t->ring_fd = -1;
-	t->sink_fd = -1;
+	t->sink_fd = t->sink_id_fd = -1;
 	rec_session_fds_check(); /* the program may have closed or replaced them */
 	if (rec_ring_create(t) < 0) {
 		rec_noring = 1;
@@ -274,8 +275,7 @@ static struct rec_thread *rec_thread_attach(void)
 		rec_ring_destroy(t, 1);
 		goto fail;
 	}
-	if (t->sink_fd >= 0 && rec_fd_id_get(t->sink_fd, &t->sink_id) < 0)
-		t->sink_fd = -1;
+	rec_thread_sink_fd_ok(t);
 	t->next = rec_sess.threads;
 	/* the flusher walks the list without the lock: publish a fully built node */
 	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
@@ -459,7 +459,16 @@ static uint32_t rec_sink_fd_warned;
 
 static void rec_thread_sink_fd_ok(struct rec_thread *t)
 {
-	if (t->sink_fd < 0 || rec_fd_is(t->sink_fd, &t->sink_id))
+	if (t->sink_fd < 0)
+		return;
+	if (t->sink_fd != t->sink_id_fd) {
+		/* a descriptor the sink opened since (at attach, or later: ovni-rt's stream) */
+		t->sink_id_fd = t->sink_fd;
+		if (rec_fd_id_get(t->sink_fd, &t->sink_id) < 0)
+			t->sink_fd = t->sink_id_fd = -1;
+		return;
+	}
+	if (rec_fd_is(t->sink_fd, &t->sink_id))
 		return;
 	if (!__atomic_exchange_n(&rec_sink_fd_warned, 1, __ATOMIC_RELAXED))
 		rec_warn("the program closed or replaced descriptor %d, thread %d's trace file: "
@@ -489,8 +498,8 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	/* a sink that keeps no descriptor per thread opens the thread's file for this write */
 	if (transient) {
 		t->sink_fd = rec_sess.sink->thread_fd(&rec_sess, t);
-		if (t->sink_fd >= 0 && rec_fd_id_get(t->sink_fd, &t->sink_id) < 0)
-			t->sink_fd = -1;
+		t->sink_id_fd = -1;
+		rec_thread_sink_fd_ok(t); /* takes its identity */
 	} else
 		rec_thread_sink_fd_ok(t);
 	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
@@ -651,7 +660,8 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 			munmap(t->ring, t->ring_size);
 		if (t->ring_fd >= 0)
 			close(t->ring_fd);
-		if (t->sink_fd >= 0 && rec_fd_is(t->sink_fd, &t->sink_id))
+		if (t->sink_fd >= 0 &&
+		    (t->sink_fd != t->sink_id_fd || rec_fd_is(t->sink_fd, &t->sink_id)))
 			close(t->sink_fd);
 		if (t != old)
 			munmap(t, t->alloc_size);

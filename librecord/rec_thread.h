@@ -70,7 +70,8 @@ struct rec_thread {
 	pid_t tid;
 	pid_t pid;
 	int sink_fd;               /* a sink's per-thread file, -1 if none */
-	struct rec_fd_id sink_id;  /* ... what it named when opened (rec_thread_sink_fd_ok) */
+	struct rec_fd_id sink_id;  /* ... what it named when first seen (rec_thread_sink_fd_ok) */
+	int sink_id_fd;            /* the sink_fd sink_id is of, -1 if none */
 	void *sink_priv;
 	struct rec_thread *next;   /* registry link (rec_session.threads) */
 	size_t alloc_size;
