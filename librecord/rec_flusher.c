@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,15 +92,21 @@ static long rec_proc_stat_field(const char *path, int field, char *state)
 {
 	char buf[1024], *p;
 	struct rec_fd_id id;
+	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), f = 3;
 
 	if (fd < 0)
 		return -1;
-	if (rec_fd_id_get(fd, &id) < 0)
+	/* the program may have dup2'ed a file of its own over the number (a daemon does): it is
+	 * read and closed only while it is the /proc file */
+	if (stat(path, &st) < 0)
+		return -1;
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	if (!rec_fd_is(fd, &id))
 		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
-	/* the program may dup2 over any number meanwhile (a daemon): never close its file */
 	if (rec_fd_is(fd, &id))
 		close(fd);
 	if (n <= 0)

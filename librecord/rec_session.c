@@ -161,6 +161,8 @@ static void rec_atfork_child(void)
 	rec_thread_fork_child(old);
 }
 
+#define REC_LIVE_RESERVE (64u << 10)
+
 /* live.<pid> for this process image, locked (see rec_session.livefd). Without it salvage
  * could take a live process's rings for a dead one's: said once, recording goes on. */
 static void rec_live_open(void)
@@ -174,6 +176,10 @@ static void rec_live_open(void)
 		close(fd);
 		fd = -1;
 	}
+	/* its blocks are the room finish needs on a full disk (the last LOST records, the
+	 * format's metadata, the stats): given back just before finish writes them */
+	if (fd >= 0)
+		(void)posix_fallocate(fd, 0, REC_LIVE_RESERVE);
 	if (fd < 0 || rec_fd_id_get(fd, &rec_sess.live_id) < 0) {
 		rec_warn("cannot lock %s/.flightrec/%s (a salvage meanwhile would not know this "
 			 "process is alive):", rec_sess.dir, name);
@@ -424,10 +430,11 @@ void rec_session_totals(struct rec_totals *tot)
 		tot->lost[k] = rec_sess.closed_lost[k];
 	tot->lost[REC_LOST_DEAD] += __atomic_load_n(&rec_sess.lost_dead, __ATOMIC_RELAXED);
 	for (struct rec_thread *t = rec_sess.threads; t; t = t->next) {
-		tot->events += t->events - t->overwritten;
+		tot->events += t->events - t->overwritten - t->unwritten;
 		tot->bytes += t->bytes;
 		for (int k = 0; k < REC_LOST_KINDS; k++)
 			tot->lost[k] += t->lost[k];
+		tot->lost[REC_LOST_FULL] += t->unwritten;
 	}
 }
 
@@ -477,6 +484,15 @@ void rec_session_finish(void)
 		/* help policy: another thread may be writing its own chunks */
 		rec_thread_drain_settle(t);
 		rec_thread_drain(t, 1);
+		rec_finish_progress();
+	}
+	/* the room live.<pid> kept, for what is left to write: the LOST records of what could
+	 * not be written (disk full), the format's metadata and the stats */
+	if (rec_sess.livefd >= 0 && rec_fd_is(rec_sess.livefd, &rec_sess.live_id))
+		(void)!ftruncate(rec_sess.livefd, 0);
+	for (t = rec_sess.threads; t; t = t->next) {
+		if (t->closed)
+			continue;
 		/* threads still running (this one included) keep their mapping */
 		rec_thread_close(t, 0);
 		rec_finish_progress();

@@ -22,11 +22,14 @@ struct rec_stats_snap {
 
 static void rec_stats_take(const struct rec_thread *t, struct rec_stats_snap *s)
 {
+	uint64_t unwritten = __atomic_load_n(&t->unwritten, __ATOMIC_RELAXED);
+
 	s->events = __atomic_load_n(&t->events, __ATOMIC_RELAXED) -
-		    __atomic_load_n(&t->overwritten, __ATOMIC_RELAXED);
+		    __atomic_load_n(&t->overwritten, __ATOMIC_RELAXED) - unwritten;
 	s->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
 	for (int k = 0; k < REC_LOST_KINDS; k++)
 		s->lost[k] = __atomic_load_n(&t->lost[k], __ATOMIC_RELAXED);
+	s->lost[REC_LOST_FULL] += unwritten; /* the sink could not write them */
 }
 
 static size_t rec_stats_line(char *buf, size_t size, pid_t tid, const struct rec_stats_snap *s)

@@ -124,8 +124,10 @@ static int rec_ring_create(struct rec_thread *t)
 	int fd, err;
 
 	rec_ring_name(name, sizeof(name), t->pid, t->tid);
-	fd = openat(rec_sess.ringdirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	/* kept off the low numbers, checked: a program may dup2 over any number meanwhile, and
+	 * a descriptor of its own must never be sized, mapped or closed here */
+	fd = rec_openat_kept(rec_sess.ringdirfd, name,
+			     O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rec_ring_warn("cannot create ring file %s/.flightrec/%s (threads without a ring record nothing):", rec_sess.dir, name);
 		return -1;
@@ -452,6 +454,30 @@ void *rec_reserve_slow(struct rec_thread *t, size_t n)
 	return p;
 }
 
+/* The sink could not write chunk C (LEN bytes): its events are lost, counted (the drainer is
+ * the only writer of `unwritten`) and told with the next chunk the sink does write, or at
+ * close; the sink left its file as it was before the write. Said once per process. */
+static uint32_t rec_write_warned;
+
+static void rec_chunk_unwritten(struct rec_thread *t, struct rec_chunk *c, uint64_t len)
+{
+	int err = errno;
+	uint64_t n;
+
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == REC_CHUNK_FULL)
+		n = c->events;
+	else /* finish writes the FILLING chunk's committed part: its events so far */
+		n = __atomic_load_n(&t->events, __ATOMIC_RELAXED) - t->events_at_chunk;
+	if (!len)
+		n = 0;
+	__atomic_store_n(&t->unwritten, t->unwritten + n, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&rec_write_warned, 1, __ATOMIC_RELAXED)) {
+		errno = err;
+		rec_warn("cannot write the trace in %s (thread %d): what is not written is counted "
+			 "lost:", rec_sess.dir, (int)t->tid);
+	}
+}
+
 /* The thread's sink descriptor, kept between writes, may have been closed by the program, or
  * replaced by a file of its own (dup2): then it is forgotten (never written to, never closed)
  * and the thread's further chunks fail to be written (counted lost). Said once. */
@@ -483,7 +509,7 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 {
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
-	uint64_t lost = c->lost_before;
+	uint64_t lost = c->lost_before, unwritten = t->unwritten - t->unwritten_told;
 	int transient = rec_sess.sink->thread_fd && t->sink_fd < 0;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
@@ -517,8 +543,14 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 			__atomic_store_n(&h->write_pos, pos, __ATOMIC_RELEASE);
 		}
 	}
-	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost) == 0)
+	/* what earlier writes failed to write is lost before this chunk (a LOST record) */
+	if (rec_sess.sink->write_chunk(&rec_sess, t, rec_chunk_data(c), len, lost + unwritten) ==
+	    0) {
 		t->bytes += len;
+		t->unwritten_told += unwritten;
+	} else {
+		rec_chunk_unwritten(t, c, len);
+	}
 	if (transient && t->sink_fd >= 0) {
 		rec_thread_sink_fd_ok(t); /* never close a number the program took meanwhile */
 		if (t->sink_fd >= 0)
@@ -606,7 +638,9 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 	rec_session_fds_check();
 	rec_thread_sink_fd_ok(t);
 	if (rec_sess.sink->close_thread)
-		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending);
+		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending + t->unwritten -
+							  t->unwritten_told);
+	t->unwritten_told = t->unwritten;
 	t->closed = 1;
 	if (unmap) {
 		rec_ring_destroy(t, 1);

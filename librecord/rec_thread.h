@@ -60,6 +60,10 @@ struct rec_thread {
 	uint32_t flush_idx;        /* next chunk the flusher expects to write */
 	uint64_t flush_seq;        /* seq of the last chunk written */
 	uint64_t bytes;            /* bytes handed to the sink */
+	/* events of chunks the sink failed to write (disk full, a read-only remount, ...):
+	 * committed, so in `events`, but not in the trace; reported as lost_full */
+	uint64_t unwritten;
+	uint64_t unwritten_told;   /* ... of which a later write (or close) told the sink */
 	uint32_t exited;           /* set (release) by the TSD destructor */
 	uint32_t closed;           /* flusher/finish closed it (sink close_thread done) */
 	uint32_t prefaulted;       /* chunks 0..prefaulted-1 are faulted in (flusher's job) */

@@ -229,7 +229,13 @@ int rec_fd_move_checked(int fd, const struct rec_fd_id *want)
 
 int rec_open_write_kept(int dirfd, const char *name, int flags)
 {
-	int fd = rec_open_write(dirfd, name, flags);
+	return rec_openat_kept(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags,
+			       0666);
+}
+
+int rec_openat_kept(int dirfd, const char *name, int flags, mode_t mode)
+{
+	int fd = openat(dirfd, name, flags, mode);
 	struct rec_fd_id want;
 	struct stat st;
 

@@ -70,6 +70,8 @@ int rec_fd_move_checked(int fd, const struct rec_fd_id *want);
  * (the program may have dup2'ed a file of its own over the number open() gave, before it was
  * moved): -1 if it cannot be opened or is not NAME. */
 int rec_open_write_kept(int dirfd, const char *name, int flags);
+/* the same with openat's own FLAGS and MODE */
+int rec_openat_kept(int dirfd, const char *name, int flags, mode_t mode);
 
 /* snprintf that returns the length actually written (never more than size - 1). */
 size_t rec_snprintf(char *buf, size_t size, const char *fmt, ...)

@@ -161,8 +161,12 @@ static uint32_t ovni_fork_warned;
  * misuse, returns quietly when recording is off or the thread is going away. */
 static void ovni_not_ready(const char *func, struct rec_thread *t)
 {
-	if (t == REC_THREAD_OFF)
-		return; /* recording is off: set-up failed (one warning said why) */
+	if (t == REC_THREAD_OFF) {
+		/* recording is off: set-up failed (one warning said why); the slow path counts
+		 * the event lost if it is this thread's ring that could not be had (disk full) */
+		(void)rec_thread_get_slow();
+		return;
+	}
 	if (t == REC_THREAD_DEAD) {
 		if (ovni_tls_freed)
 			ovni_die(func, "thread is not initialized (ovni_thread_free() was called)");

@@ -561,7 +561,8 @@ void ovni_thread_init(pid_t tid)
 		return;
 	}
 	if (!t) {
-		t = rec_thread_get(); /* attach: this thread's ring */
+		/* attach: this thread's ring (no event: nothing lost if it cannot have one) */
+		t = rec_thread_get_quiet();
 		if (!t) {
 			ovni_thread_init_off((int)tid); /* librecord warned once */
 			return;

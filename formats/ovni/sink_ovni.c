@@ -660,6 +660,7 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 			    size_t len, uint64_t lost_before)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
+	off_t start;
 
 	(void)s;
 	if (lost_before && !__atomic_exchange_n(&ovni_lost_warned, 1, __ATOMIC_RELAXED))
@@ -671,8 +672,16 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 	if (!len)
 		return 0;
 	ovni_prealloc(t, ot, len);
+	start = lseek(t->sink_fd, 0, SEEK_CUR);
 	if (rec_write_all(t->sink_fd, data, len) < 0) {
-		ovni_warn("ovni-rt: cannot write the stream of thread %d:", ot->tid);
+		/* disk full: the part written is cut off, so the stream ends on a whole event
+		 * (a torn one made ovniemu reject all of it); the drainer counts the chunk lost
+		 * and says so, once for the process (not once per chunk) */
+		int err = errno;
+		if (start >= 0 && ftruncate(t->sink_fd, start) == 0)
+			lseek(t->sink_fd, start, SEEK_SET);
+		ot->prealloc = ot->written;
+		errno = err;
 		return -1;
 	}
 	ot->written += len;
@@ -688,10 +697,14 @@ static void ovni_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	struct ovni_done *d;
 
 	(void)lost_after;
+	/* a thread that called ovni_thread_free ended its stream itself, unless the chunk with
+	 * its end could not be written (disk full): then it is ended here like the others */
 	if (ot->state == OVNI_THREAD_READY)
-		ovni_sink_finalize_thread(t, ot->freeing ? NULL
-					     : exited	 ? "thread-exit"
-							 : "process-exit");
+		ovni_sink_finalize_thread(t, ot->freeing && t->unwritten == t->unwritten_told
+					     ? NULL
+					     : ot->freeing ? "write-failed"
+					     : exited	   ? "thread-exit"
+							   : "process-exit");
 	ovni_sidecar_name(name, sizeof(name), t);
 	unlinkat(s->ringdirfd, name, 0);
 	pthread_mutex_lock(&ot->meta_lock);

@@ -299,7 +299,7 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 
 	/* created now (it says the thread exists), written by each chunk's write */
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
-	t->sink_fd = rec_open_write(s->dirfd, name, O_APPEND);
+	t->sink_fd = rec_open_write_kept(s->dirfd, name, O_APPEND);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot open %s/%s:", s->dir, name);
 		return -1;
@@ -342,23 +342,33 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	}
 	iov[n].iov_base = (void *)data;
 	iov[n++].iov_len = len;
-	/* O_APPEND + one writev per chunk; short writes are finished with plain writes */
+	/* O_APPEND + one writev per chunk; short writes are finished with plain writes. A
+	 * write that fails (disk full) is cut back off: the file ends on a whole record, and the
+	 * drainer counts the chunk lost and tells it in the next LOST record */
 	size_t total = (lost_before ? sizeof(lost) : 0) + len;
+	off_t start = lseek(t->sink_fd, 0, SEEK_END);
 	ssize_t w = writev(t->sink_fd, iov, n);
 	if (w < 0)
-		return -1;
+		goto fail;
 	if ((size_t)w < total) {
 		size_t done = (size_t)w;
 		if (lost_before && done < sizeof(lost)) {
 			if (rec_write_all(t->sink_fd, (uint8_t *)&lost + done, sizeof(lost) - done))
-				return -1;
+				goto fail;
 			done = sizeof(lost);
 		}
 		size_t d = done - (lost_before ? sizeof(lost) : 0);
 		if (rec_write_all(t->sink_fd, data + d, len - d))
-			return -1;
+			goto fail;
 	}
 	return 0;
+fail:
+	if (start >= 0) {
+		int err = errno;
+		(void)!ftruncate(t->sink_fd, start);
+		errno = err;
+	}
+	return -1;
 }
 
 /* A task with no record at all (a fork child that execs before any traced call) leaves no
@@ -400,7 +410,9 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 	if (lost_after) {
 		struct uftrace_record lost = { 0,
 					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
-		rec_write_all(t->sink_fd, &lost, sizeof(lost));
+		off_t start = lseek(t->sink_fd, 0, SEEK_END);
+		if (rec_write_all(t->sink_fd, &lost, sizeof(lost)) < 0 && start >= 0)
+			(void)!ftruncate(t->sink_fd, start); /* no torn record at the end */
 	}
 	uftrace_drop_if_empty(s, t);
 	close(t->sink_fd);

@@ -17,11 +17,10 @@
  *   stress recurse D N     2 threads, N recursions D deep each
  *   stress fds K           as a daemon: the main thread makes K calls, closes every
  *                          descriptor above 2, opens 8 files of its own in $STRESS_FILES (9
- *                          bytes each), starts 2 threads making K calls each, makes K
- *                          calls, dup2s the
- *                          first of them over every other number from 3 to 63, makes K
- *                          calls; then checks its descriptors: fds_bad = those closed, or
- *                          whose file is no longer its 9 bytes
+ *                          bytes each), makes K calls, dup2s the first of them over every
+ *                          other number from 3 to 63, starts 2 threads making K calls
+ *                          each, makes K calls; then checks its descriptors: fds_bad =
+ *                          those closed, or whose file is no longer its 9 bytes
  *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
  *                          and holds it until all have tried: files_opened = how many could
  *                          (under a small RLIMIT_NOFILE the runtime must leave room)
@@ -250,23 +249,33 @@ static void run_fds(long k)
 	for (int i = 0; i < 8; i++) {
 		snprintf(path, sizeof(path), "%s/file%d", dir, i);
 		own[i] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-		if (own[i] < 0 || own[i] >= 64 || write(own[i], "precious\n", 9) != 9)
+		if (own[i] < 0 || own[i] >= 64 || write(own[i], "precious\n", 9) != 9) {
+			fprintf(stderr, "stress: %s (descriptor %d): %s\n", path, own[i],
+				strerror(errno));
 			exit(2);
+		}
 		is_own[own[i]] = 1;
 	}
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, calls, &j);
 	calls(&j);
 	for (int fd = 3; fd < 64; fd++) /* ... and whatever the runtime opened since is ours */
 		while (!is_own[fd] && dup2(own[0], fd) < 0)
-			if (errno != EBUSY) /* another thread's open() is taking it: retry */
+			if (errno != EBUSY) { /* another thread's open() is taking it: retry */
+				fprintf(stderr, "stress: dup2(%d, %d): %s\n", own[0], fd,
+					strerror(errno));
 				exit(2);
+			}
+	/* new threads: the runtime attaches them with the descriptors it has left */
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, calls, &j);
 	calls(&j);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	nthreads = 2;
 	for (int fd = 3; fd < 64; fd++)
-		fds_bad += !fd_intact(fd);
+		if (!fd_intact(fd)) {
+			fds_bad++;
+			fprintf(stderr, "stress: descriptor %d closed or changed\n", fd);
+		}
 }
 
 static pthread_barrier_t nofile_barrier;
