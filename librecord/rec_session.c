@@ -508,9 +508,11 @@ void rec_session_finish(void)
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
+	/* no ring of this image is left; before `finished`, which may remove the ring
+	 * directory (ovni-rt's OVNI_TMPDIR) */
+	rec_live_close();
 	if (rec_sess.sink->finished)
 		rec_sess.sink->finished(&rec_sess);
-	rec_live_close(); /* no ring of this image is left */
 	rec_self = self;
 	rec_in_runtime = in_rt;
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
