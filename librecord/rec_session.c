@@ -145,6 +145,8 @@ static void rec_atfork_child(void)
 	rec_sess.finishing = rec_sess.finished = 0;
 	rec_sess.finisher_tid = 0;
 	rec_sess.closed_events = rec_sess.closed_bytes = 0;
+	rec_sess.closed_unwritten = 0;
+	rec_sess.write_errno = 0;
 	memset(rec_sess.closed_lost, 0, sizeof(rec_sess.closed_lost));
 	rec_sess.lost_dead = 0;
 	rec_sess.start_ns = rec_clock_ns();
@@ -462,6 +464,39 @@ static void rec_session_finish_wait(int handed_off)
 	}
 }
 
+static int rec_any_entry(void *arg, const char *name)
+{
+	(void)arg;
+	(void)name;
+	return 1;
+}
+
+/* finish: what could not be written, said once, with the count (the stats file may not be
+ * written either: a read-only file system). The rings finish could not remove are the
+ * process's last word: salvage completes the trace from them once the directory is
+ * writable again. */
+static void rec_session_tell_unwritten(void)
+{
+	uint64_t n = rec_sess.closed_unwritten;
+	int err = rec_sess.write_errno, kept;
+	char prefix[32];
+	size_t plen;
+
+	if (!err)
+		return;
+	for (struct rec_thread *t = rec_sess.threads; t; t = t->next)
+		n += t->unwritten;
+	plen = rec_snprintf(prefix, sizeof(prefix), "ring.%d.", (int)rec_sess.pid);
+	kept = rec_dir_each(rec_sess.ringdirfd, prefix, plen, rec_any_entry, NULL) > 0;
+	rec_warn("%s: %s while recording (%s): %llu events could not be written, counted lost%s",
+		 rec_sess.dir,
+		 err == EROFS ? "the file system went read-only" : "the trace could not be written",
+		 strerror(err), (unsigned long long)n,
+		 kept ? "; the ring files are kept in .flightrec: once the directory is writable, "
+			"`flightrec salvage` on it completes the trace"
+		      : "");
+}
+
 void rec_session_finish(void)
 {
 	struct rec_thread *t, *self;
@@ -508,6 +543,7 @@ void rec_session_finish(void)
 	if (rec_sess.sink->finish)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
+	rec_session_tell_unwritten();
 	/* no ring of this image is left; before `finished`, which may remove the ring
 	 * directory (ovni-rt's OVNI_TMPDIR) */
 	rec_live_close();

@@ -119,6 +119,8 @@ struct rec_session {
 	uint64_t closed_bytes;
 	uint64_t closed_lost[REC_LOST_KINDS];
 	uint64_t lost_dead;                /* atomic add: no thread state to count in */
+	uint64_t closed_unwritten;         /* rec_thread.unwritten of closed threads */
+	int write_errno;                   /* the first failed write of the trace (0: none) */
 	uint32_t finishing;                /* atomic: finish runs once */
 	uint32_t finished;                 /* atomic, futex word: finish is done */
 	uint32_t finish_progress;          /* bumped as finish goes: the watchdog of its waiters */

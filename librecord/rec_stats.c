@@ -77,6 +77,7 @@ void rec_stats_reap(struct rec_thread *t)
 
 	rec_stats_take(t, &s);
 	rec_sess.closed_events += s.events;
+	rec_sess.closed_unwritten += t->unwritten;
 	rec_sess.closed_bytes += s.bytes;
 	for (int k = 0; k < REC_LOST_KINDS; k++)
 		rec_sess.closed_lost[k] += s.lost[k];

@@ -472,6 +472,7 @@ static void rec_chunk_unwritten(struct rec_thread *t, struct rec_chunk *c, uint6
 		n = 0;
 	__atomic_store_n(&t->unwritten, t->unwritten + n, __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&rec_write_warned, 1, __ATOMIC_RELAXED)) {
+		rec_sess.write_errno = err ? err : EIO; /* finish says what it cost */
 		errno = err;
 		rec_warn("cannot write the trace in %s (thread %d): what is not written is counted "
 			 "lost:", rec_sess.dir, (int)t->tid);
@@ -702,6 +703,7 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 	}
 	rec_sess.threads = NULL;
 	rec_sess.nthreads = 0;
+	rec_write_warned = 0; /* the child's own trace: its first failure is said again */
 	if ((uintptr_t)old <= REC_THREAD_SENTINEL_MAX) {
 		rec_self = old == REC_THREAD_OFF ? REC_THREAD_OFF : NULL;
 		return NULL;
