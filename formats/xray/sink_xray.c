@@ -225,7 +225,17 @@ static int xray_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 		fn_decode(&x->dec, data, len, xr_xcode_ev, &a);
 		return xcode_flush(x);
 	}
-	return rec_write_all(t->sink_fd, data, len);
+	/* a write that fails (disk full) is cut back off, so the spool ends on a whole record;
+	 * the drainer counts the chunk lost and its lost_before marks the spool lossy */
+	off_t start = lseek(t->sink_fd, 0, SEEK_END);
+	if (rec_write_all(t->sink_fd, data, len) < 0) {
+		int err = errno;
+		if (start >= 0)
+			(void)!ftruncate(t->sink_fd, start);
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
@@ -510,6 +520,7 @@ static void xray_finish(struct rec_session *s)
 	uint32_t *scratch;
 	int32_t *tids;
 	uint8_t hdr[FDR_HEADER_SIZE], *buf;
+	size_t written = 0;
 	int fd, bad = 0;
 
 	n = xr_scan_spools(s, NULL, 0);
@@ -554,8 +565,12 @@ static void xray_finish(struct rec_session *s)
 		       xr_xcoding ? 1000000000ull : rec_clock_g.tsc_hz,
 		       s->cfg.chunk_size - sizeof(struct rec_chunk));
 	bad = rec_write_all(fd, hdr, sizeof(hdr)) < 0;
+	/* each thread's block whole or not at all: a block that cannot be written (disk full) is
+	 * cut off and the log ends with the threads before it (it was removed altogether). The
+	 * spool of a thread written is removed at once, which frees the room the next needs. */
 	for (size_t i = 0; i < n && !bad; i++) {
 		const struct xr_spool *sp = &v[i];
+		off_t block = lseek(fd, 0, SEEK_CUR);
 		/* the thread account replays first must not start later than the log does */
 		int marker = i == first && sp->tsc > v[0].tsc;
 		size_t mlen = sizeof(XR_MARKER) - 1;
@@ -572,19 +587,29 @@ static void xray_finish(struct rec_session *s)
 		}
 		if (!bad)
 			bad = xr_copy_spool(s, sp, fd, buf, bufsize) < 0;
+		if (!bad) {
+			unlinkat(s->ringdirfd, sp->name, 0);
+			written++;
+		} else if (block > 0) {
+			int err = errno;
+			(void)!ftruncate(fd, block);
+			errno = err;
+		}
 	}
-	if (close(fd) < 0)
-		bad = 1;
-	if (bad) {
+	if (close(fd) < 0 && !bad)
+		bad = 1, written = 0;
+	if (bad && !written) {
 		rec_warn("xray-rt: cannot write the XRay log %s (removed):", path);
 		unlink(path);
 		goto out;
 	}
+	if (bad)
+		rec_warn("xray-rt: the XRay log %s holds %zu of %zu threads, the others could not "
+			 "be written (their spools are left in %s/.flightrec):", path, written, n,
+			 s->dir);
 	if (xr_xcoding && xr_write_map(path) < 0)
 		rec_warn("xray: cannot write the instrumentation map %s.yaml:", path);
-	rec_debug("xray-rt: wrote %s (%zu threads)", path, n);
-	for (size_t i = 0; i < n; i++)
-		unlinkat(s->ringdirfd, v[i].name, 0);
+	rec_debug("xray-rt: wrote %s (%zu threads)", path, written);
 out:
 	munmap(v, vsize + scratch_size + bufsize);
 }
