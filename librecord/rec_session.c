@@ -471,10 +471,9 @@ static int rec_any_entry(void *arg, const char *name)
 	return 1;
 }
 
-/* finish: what could not be written, said once, with the count (the stats file may not be
- * written either: a read-only file system). The rings finish could not remove are the
- * process's last word: salvage completes the trace from them once the directory is
- * writable again. */
+/* finish: when the trace could not be written and the rings could not be removed either (a
+ * read-only file system), the count (the stats file cannot say it) and that salvage completes
+ * the trace from the rings once the directory is writable again. */
 static void rec_session_tell_unwritten(void)
 {
 	uint64_t n = rec_sess.closed_unwritten;
@@ -488,13 +487,14 @@ static void rec_session_tell_unwritten(void)
 		n += t->unwritten;
 	plen = rec_snprintf(prefix, sizeof(prefix), "ring.%d.", (int)rec_sess.pid);
 	kept = rec_dir_each(rec_sess.ringdirfd, prefix, plen, rec_any_entry, NULL) > 0;
-	rec_warn("%s: %s while recording (%s): %llu events could not be written, counted lost%s",
-		 rec_sess.dir,
+	/* rings gone: the first failure was said, and the stats file has the count */
+	if (!kept)
+		return;
+	rec_warn("%s: %s while recording (%s): %llu events could not be written, counted lost; "
+		 "the ring files are kept in .flightrec: once the directory is writable, "
+		 "`flightrec salvage` on it completes the trace", rec_sess.dir,
 		 err == EROFS ? "the file system went read-only" : "the trace could not be written",
-		 strerror(err), (unsigned long long)n,
-		 kept ? "; the ring files are kept in .flightrec: once the directory is writable, "
-			"`flightrec salvage` on it completes the trace"
-		      : "");
+		 strerror(err), (unsigned long long)n);
 }
 
 void rec_session_finish(void)
