@@ -3,7 +3,8 @@
  *
  * The stream of each thread (what the hooks put in its ring: NewCPUId, TSCWrap, function,
  * CallArgument and custom-event records, every chunk starting with a NewCPUId) is appended by
- * the flusher to a spool file, <dir>/.flightrec/xray.<pid>.<session ns>.<tid>. At finish the
+ * the flusher to a spool file, <dir>/.flightrec/xray.<pid>.<session ns>.<tid>, opened for each
+ * chunk's write and closed after (rec_sink.thread_fd: no descriptor is kept per thread). At finish the
  * log is assembled from the spools, each thread as ONE block of version 5:
  *   header (32 bytes: version 5, type 1, {constant,nonstop}_tsc, the calibrated TSC rate)
  *   per thread: BufferExtents(n) NewBuffer(tid) WallClock(first event) Pid(pid) <stream>
@@ -182,17 +183,41 @@ static void xr_xcode_ev(void *arg, const struct fn_ev *ev)
 		xr_xcode_put(a, ev->kind == FN_ENTRY ? FDR_ENTER : FDR_EXIT, fid, ev->time);
 }
 
+/* Is the thread's spool renamed .lossy (a gap in its stream)? */
+static int xr_spool_lossy(struct rec_thread *t)
+{
+	struct rec_xcode *x = xr_xcoding ? t->sink_priv : NULL;
+
+	return x ? x->lossy : t->sink_priv != NULL;
+}
+
+/* The thread's spool for one write (rec_sink.thread_fd): no descriptor is kept per thread,
+ * so threads do not eat the program's RLIMIT_NOFILE, nor leave the program's close-all a
+ * number of ours to take */
+static int xray_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	char name[80];
+	size_t n = xr_spool_name(name, sizeof(name), s, t->tid);
+
+	if (xr_spool_lossy(t))
+		rec_snprintf(name + n, sizeof(name) - n, "%s", XR_LOSSY);
+	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+}
+
 static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[64];
 
 	xr_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = openat(s->ringdirfd, name,
-			    O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+							   O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (t->sink_fd < 0) {
 		rec_warn("xray-rt: cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
+	close(t->sink_fd); /* created; each write opens it (xray_thread_fd) */
+	t->sink_fd = -1;
 	if (xr_xcoding)
 		return xcode_attach(t, XR_XCODE_FRAMES, XR_XCODE_BUF,
 					"xray: no memory for a thread's transcoding state");
@@ -222,6 +247,7 @@ static int xray_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 		return -1;
 	if (x) {
 		struct xr_xcode_arg a = { x, 0 };
+		x->fd = t->sink_fd;
 		fn_decode(&x->dec, data, len, xr_xcode_ev, &a);
 		return xcode_flush(x);
 	}
@@ -243,6 +269,10 @@ static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	struct xcode *x = xr_xcoding ? t->sink_priv : NULL;
 
 	(void)lost_after;
+	if (x && t->sink_fd < 0 && x->events)
+		t->sink_fd = xray_thread_fd(s, t); /* for the exits of the frames still open */
+	if (x)
+		x->fd = t->sink_fd;
 	if (!xr_xcoding && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) && s->fe &&
 	    s->fe->owed_at_close)
 		/* exits still owed when the thread ended (its ring stayed full): lost after all
@@ -622,4 +652,5 @@ const struct rec_sink xray_sink = {
 	.write_chunk = xray_write_chunk,
 	.close_thread = xray_close_thread,
 	.finish = xray_finish,
+	.thread_fd = xray_thread_fd,
 };
