@@ -65,17 +65,30 @@ static void chrome_fork_child(struct rec_session *s, pid_t ppid)
 	chrome_forked = 1;
 }
 
+/* The thread's spool for one write (rec_sink.thread_fd): no descriptor is kept per thread,
+ * so threads do not eat the program's RLIMIT_NOFILE */
+static int chrome_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	char name[80];
+
+	chrome_spool_name(name, sizeof(name), s, t->tid);
+	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+}
+
 static int chrome_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[80];
 
 	chrome_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = openat(s->ringdirfd, name,
-			    O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+							   O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
+	close(t->sink_fd); /* created; each write opens it (chrome_thread_fd) */
+	t->sink_fd = -1;
 	return xcode_attach(t, CHROME_FRAMES, CHROME_BUF,
 				"chrome: no memory for a thread's state");
 }
@@ -175,6 +188,7 @@ static int chrome_write_chunk(struct rec_session *s, struct rec_thread *t, const
 
 	if (t->sink_fd < 0 || !x)
 		return -1;
+	x->fd = t->sink_fd;
 	if (lost_before)
 		chrome_lost(x, a.pid, a.tid, lost_before);
 	fn_decode(&x->dec, data, len, chrome_ev, &a);
@@ -185,6 +199,10 @@ static void chrome_close_thread(struct rec_session *s, struct rec_thread *t, uin
 {
 	struct xcode *x = t->sink_priv;
 
+	if (x && t->sink_fd < 0)
+		t->sink_fd = chrome_thread_fd(s, t);
+	if (x)
+		x->fd = t->sink_fd;
 	if (x && t->sink_fd >= 0) {
 		struct chrome_arg a = {x, (int)s->pid, (int)t->tid};
 		struct fn_ev ev = {.ns = x->last_ns, .kind = FN_EXIT};
@@ -320,5 +338,6 @@ const struct rec_sink chrome_sink = {
 	.open_thread = chrome_open_thread,
 	.write_chunk = chrome_write_chunk,
 	.close_thread = chrome_close_thread,
+	.thread_fd = chrome_thread_fd,
 	.finish = chrome_finish,
 };

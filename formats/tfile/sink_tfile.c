@@ -207,17 +207,30 @@ static void tfile_fork_child(struct rec_session *s, pid_t ppid)
 		munmap(parent, parent_size);
 }
 
+/* The thread's spool for one write (rec_sink.thread_fd): no descriptor is kept per thread,
+ * so threads do not eat the program's RLIMIT_NOFILE */
+static int tfile_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	char name[80];
+
+	tfile_spool_name(name, sizeof(name), s, t->tid);
+	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+}
+
 static int tfile_open_thread(struct rec_session *s, struct rec_thread *t)
 {
 	char name[80];
 
 	tfile_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = openat(s->ringdirfd, name,
-			    O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+							   O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
 		return -1;
 	}
+	close(t->sink_fd); /* created; each write opens it (tfile_thread_fd) */
+	t->sink_fd = -1;
 	/* A tracepoint hit is ~1 KB: a thread that hits one fills pages faster than the flusher
 	 * faults them in one chunk ahead, and a first write into a page of the (file-backed)
 	 * ring costs more than the hit. Fault the whole ring in now, at the thread's first hit
@@ -235,7 +248,16 @@ static int tfile_write_chunk(struct rec_session *s, struct rec_thread *t, const 
 		__atomic_add_fetch(&tfile_lost, lost_before, __ATOMIC_RELAXED);
 	if (t->sink_fd < 0)
 		return -1;
-	return rec_write_all(t->sink_fd, data, len);
+	/* a write that fails (disk full) is cut back off: the spool ends on a whole frame */
+	off_t start = lseek(t->sink_fd, 0, SEEK_END);
+	if (rec_write_all(t->sink_fd, data, len) < 0) {
+		int err = errno;
+		if (start >= 0)
+			(void)!ftruncate(t->sink_fd, start);
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 static void tfile_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
@@ -414,5 +436,6 @@ const struct rec_sink tfile_sink = {
 	.open_thread = tfile_open_thread,
 	.write_chunk = tfile_write_chunk,
 	.close_thread = tfile_close_thread,
+	.thread_fd = tfile_thread_fd,
 	.finish = tfile_finish,
 };

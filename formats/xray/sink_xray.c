@@ -186,7 +186,7 @@ static void xr_xcode_ev(void *arg, const struct fn_ev *ev)
 /* Is the thread's spool renamed .lossy (a gap in its stream)? */
 static int xr_spool_lossy(struct rec_thread *t)
 {
-	struct rec_xcode *x = xr_xcoding ? t->sink_priv : NULL;
+	struct xcode *x = xr_xcoding ? t->sink_priv : NULL;
 
 	return x ? x->lossy : t->sink_priv != NULL;
 }
