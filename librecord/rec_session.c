@@ -246,9 +246,9 @@ int rec_session_fds_check(void)
 		int d, r;
 		/* the old numbers are the program's now: never closed, only forgotten */
 		if (rec_reopen_dirs(&d, &r) == 0) {
-			rec_debug("the program closed or replaced the output directory's descriptors "
-				  "(%d, %d): reopened as %d, %d", rec_sess.dirfd, rec_sess.ringdirfd,
-				  d, r);
+			rec_debug("the program closed or replaced the output directory's "
+				  "descriptors (%d, %d): reopened as %d, %d", rec_sess.dirfd,
+				  rec_sess.ringdirfd, d, r);
 			__atomic_store_n(&rec_sess.dirfd, d, __ATOMIC_RELEASE);
 			__atomic_store_n(&rec_sess.ringdirfd, r, __ATOMIC_RELEASE);
 		} else {

@@ -4,8 +4,8 @@
  * The stream of each thread (what the hooks put in its ring: NewCPUId, TSCWrap, function,
  * CallArgument and custom-event records, every chunk starting with a NewCPUId) is appended by
  * the flusher to a spool file, <dir>/.flightrec/xray.<pid>.<session ns>.<tid>, opened for each
- * chunk's write and closed after (rec_sink.thread_fd: no descriptor is kept per thread). At finish the
- * log is assembled from the spools, each thread as ONE block of version 5:
+ * chunk's write and closed after (rec_sink.thread_fd: no descriptor is kept per thread). At
+ * finish the log is assembled from the spools, each thread as ONE block of version 5:
  *   header (32 bytes: version 5, type 1, {constant,nonstop}_tsc, the calibrated TSC rate)
  *   per thread: BufferExtents(n) NewBuffer(tid) WallClock(first event) Pid(pid) <stream>
  * One block per thread keeps llvm-xray away from its block-sorting bug (it sorts a thread's

@@ -59,7 +59,8 @@ static void report(void)
 
 	n = snprintf(line, sizeof(line),
 		     "pid=%d mode=%s work=%lu leaf=%lu handler=%lu recurse=%lu jump=%lu cxx=%lu "
-		     "threads=%ld forks=%ld execs=%ld signals_sent=%lu fds_bad=%ld files_opened=%ld\n",
+		     "threads=%ld forks=%ld execs=%ld signals_sent=%lu fds_bad=%ld "
+		     "files_opened=%ld\n",
 		     (int)getpid(), mode, (unsigned long)n_work, (unsigned long)n_leaf,
 		     (unsigned long)n_handler, (unsigned long)n_recurse, (unsigned long)n_jump,
 		     (unsigned long)n_cxx, nthreads, nforks, nexecs, (unsigned long)signals_sent,
