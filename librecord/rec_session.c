@@ -555,3 +555,22 @@ void rec_session_finish(void)
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }
+
+int rec_spool_create(struct rec_session *s, const char *name, const char *who)
+{
+	int fd = rec_openat_kept(s->ringdirfd, name,
+				 O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		rec_warn("%scannot create %s/.flightrec/%s:", who, s->dir, name);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int rec_spool_open(struct rec_session *s, const char *name)
+{
+	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+}

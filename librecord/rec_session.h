@@ -202,6 +202,13 @@ struct rec_totals {
 };
 void rec_session_totals(struct rec_totals *tot);
 
+/* A sink's per-thread spool NAME in <dir>/.flightrec (the formats that assemble their file at
+ * finish: xray, tfile, chrome). rec_spool_create makes it, empty, and keeps no descriptor
+ * (0; -1 after one warning "<WHO>cannot create ..."); rec_spool_open opens it for one
+ * append (rec_sink.thread_fd: threads do not eat the program's RLIMIT_NOFILE). */
+int rec_spool_create(struct rec_session *s, const char *name, const char *who);
+int rec_spool_open(struct rec_session *s, const char *name);
+
 #pragma GCC visibility pop
 
 #endif

@@ -72,8 +72,7 @@ static int chrome_thread_fd(struct rec_session *s, struct rec_thread *t)
 	char name[80];
 
 	chrome_spool_name(name, sizeof(name), s, t->tid);
-	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-			       0600);
+	return rec_spool_open(s, name);
 }
 
 static int chrome_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -81,14 +80,8 @@ static int chrome_open_thread(struct rec_session *s, struct rec_thread *t)
 	char name[80];
 
 	chrome_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-							   O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (t->sink_fd < 0) {
-		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
+	if (rec_spool_create(s, name, "") < 0) /* each write opens it (chrome_thread_fd) */
 		return -1;
-	}
-	close(t->sink_fd); /* created; each write opens it (chrome_thread_fd) */
-	t->sink_fd = -1;
 	return xcode_attach(t, CHROME_FRAMES, CHROME_BUF,
 				"chrome: no memory for a thread's state");
 }

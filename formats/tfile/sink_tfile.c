@@ -214,8 +214,7 @@ static int tfile_thread_fd(struct rec_session *s, struct rec_thread *t)
 	char name[80];
 
 	tfile_spool_name(name, sizeof(name), s, t->tid);
-	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-			       0600);
+	return rec_spool_open(s, name);
 }
 
 static int tfile_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -223,14 +222,8 @@ static int tfile_open_thread(struct rec_session *s, struct rec_thread *t)
 	char name[80];
 
 	tfile_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-							   O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (t->sink_fd < 0) {
-		rec_warn("cannot create %s/.flightrec/%s:", s->dir, name);
+	if (rec_spool_create(s, name, "") < 0) /* each write opens it (tfile_thread_fd) */
 		return -1;
-	}
-	close(t->sink_fd); /* created; each write opens it (tfile_thread_fd) */
-	t->sink_fd = -1;
 	/* A tracepoint hit is ~1 KB: a thread that hits one fills pages faster than the flusher
 	 * faults them in one chunk ahead, and a first write into a page of the (file-backed)
 	 * ring costs more than the hit. Fault the whole ring in now, at the thread's first hit

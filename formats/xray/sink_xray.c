@@ -201,8 +201,7 @@ static int xray_thread_fd(struct rec_session *s, struct rec_thread *t)
 
 	if (xr_spool_lossy(t))
 		rec_snprintf(name + n, sizeof(name) - n, "%s", XR_LOSSY);
-	return rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-			       0600);
+	return rec_spool_open(s, name);
 }
 
 static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -210,14 +209,8 @@ static int xray_open_thread(struct rec_session *s, struct rec_thread *t)
 	char name[64];
 
 	xr_spool_name(name, sizeof(name), s, t->tid);
-	t->sink_fd = rec_openat_kept(s->ringdirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-							   O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (t->sink_fd < 0) {
-		rec_warn("xray-rt: cannot create %s/.flightrec/%s:", s->dir, name);
+	if (rec_spool_create(s, name, "xray-rt: ") < 0) /* each write opens it (xray_thread_fd) */
 		return -1;
-	}
-	close(t->sink_fd); /* created; each write opens it (xray_thread_fd) */
-	t->sink_fd = -1;
 	if (xr_xcoding)
 		return xcode_attach(t, XR_XCODE_FRAMES, XR_XCODE_BUF,
 					"xray: no memory for a thread's transcoding state");
