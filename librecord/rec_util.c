@@ -85,6 +85,20 @@ int rec_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int rec_append_whole(int fd, const void *buf, size_t len)
+{
+	off_t start = lseek(fd, 0, SEEK_END);
+
+	if (rec_write_all(fd, buf, len) == 0)
+		return 0;
+	if (start >= 0) {
+		int err = errno;
+		(void)!ftruncate(fd, start);
+		errno = err;
+	}
+	return -1;
+}
+
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const char *p = buf;

@@ -28,6 +28,9 @@ extern int rec_debug_enabled;
 
 /* write()/pwrite() all of buf, retrying on EINTR; 0 on success, -1 with errno. */
 int rec_write_all(int fd, const void *buf, size_t len);
+/* Append LEN bytes at the end of FD, or none: a write that fails (disk full) is cut back to
+ * where it began, so the file still ends on a whole record. 0, or -1 with errno. */
+int rec_append_whole(int fd, const void *buf, size_t len);
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Create dir (and missing parents) with mode 0777 & ~umask; a final component that is a

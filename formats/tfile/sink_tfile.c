@@ -242,15 +242,7 @@ static int tfile_write_chunk(struct rec_session *s, struct rec_thread *t, const 
 	if (t->sink_fd < 0)
 		return -1;
 	/* a write that fails (disk full) is cut back off: the spool ends on a whole frame */
-	off_t start = lseek(t->sink_fd, 0, SEEK_END);
-	if (rec_write_all(t->sink_fd, data, len) < 0) {
-		int err = errno;
-		if (start >= 0)
-			(void)!ftruncate(t->sink_fd, start);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return rec_append_whole(t->sink_fd, data, len);
 }
 
 static void tfile_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)

@@ -410,9 +410,7 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 	if (lost_after) {
 		struct uftrace_record lost = { 0,
 					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
-		off_t start = lseek(t->sink_fd, 0, SEEK_END);
-		if (rec_write_all(t->sink_fd, &lost, sizeof(lost)) < 0 && start >= 0)
-			(void)!ftruncate(t->sink_fd, start); /* no torn record at the end */
+		(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
 	}
 	uftrace_drop_if_empty(s, t);
 	close(t->sink_fd);

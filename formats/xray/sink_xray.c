@@ -246,15 +246,7 @@ static int xray_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 	}
 	/* a write that fails (disk full) is cut back off, so the spool ends on a whole record;
 	 * the drainer counts the chunk lost and its lost_before marks the spool lossy */
-	off_t start = lseek(t->sink_fd, 0, SEEK_END);
-	if (rec_write_all(t->sink_fd, data, len) < 0) {
-		int err = errno;
-		if (start >= 0)
-			(void)!ftruncate(t->sink_fd, start);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return rec_append_whole(t->sink_fd, data, len);
 }
 
 static void xray_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
