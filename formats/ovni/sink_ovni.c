@@ -367,10 +367,8 @@ int ovni_sink_create_stream(struct rec_thread *t)
 	/* the initial metadata on disk now, as libovni, to detect broken streams; and before
 	 * the side file: salvage, sent to the stream by it, finishes that metadata (a SIGKILL
 	 * between the two left a side file naming a metadata file that did not exist) */
-	pthread_mutex_lock(&ot->meta_lock);
-	if (ovni_write_meta_locked(t, ovni_proc.procdir, 0, NULL) < 0)
+	if (ovni_sink_write_thread_meta(t) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
-	pthread_mutex_unlock(&ot->meta_lock);
 	ovni_write_sidecar(t, &ps, &final);
 	return 0;
 }

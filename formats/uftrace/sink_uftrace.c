@@ -380,7 +380,7 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 	struct stat st;
 	char name[32];
 
-	/* by name: the file is opened for each write (thread_fd), rarely open here */
+	/* by name: the file is opened for each write (thread_fd) and closed by now */
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
 	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size != 0)
@@ -403,18 +403,17 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 		t->sink_priv = NULL;
 		lost_after = 0;
 	}
-	if (t->sink_fd < 0) {
-		uftrace_drop_if_empty(s, t);
-		return;
-	}
-	if (lost_after) {
-		struct uftrace_record lost = { 0,
-					       uftrace_record_word(UFTRACE_LOST, 0, lost_after) };
-		(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
+	if (t->sink_fd >= 0) {
+		if (lost_after) {
+			struct uftrace_record lost = {
+				0, uftrace_record_word(UFTRACE_LOST, 0, lost_after)
+			};
+			(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
+		}
+		close(t->sink_fd);
+		t->sink_fd = -1;
 	}
 	uftrace_drop_if_empty(s, t);
-	close(t->sink_fd);
-	t->sink_fd = -1;
 }
 
 /* --- info (uftrace_info.c, shared with salvage) ------------------------------------------ */
