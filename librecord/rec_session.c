@@ -182,6 +182,7 @@ static void rec_live_open(void)
 	 * format's metadata, the stats): given back just before finish writes them */
 	if (fd >= 0)
 		(void)posix_fallocate(fd, 0, REC_LIVE_RESERVE);
+	rec_sess.reserve_taken = 0;
 	if (fd < 0 || rec_fd_id_get(fd, &rec_sess.live_id) < 0) {
 		rec_warn("cannot lock %s/.flightrec/%s (a salvage meanwhile would not know this "
 			 "process is alive):", rec_sess.dir, name);
@@ -190,6 +191,27 @@ static void rec_live_open(void)
 		fd = -1;
 	}
 	rec_sess.livefd = fd;
+}
+
+int rec_room_claim(int fd, size_t len)
+{
+	const uint32_t pages = REC_LIVE_RESERVE / 4096;
+
+	while (rec_room_ahead(fd, len) < 0) {
+		int err = errno;
+		uint32_t page = __atomic_fetch_add(&rec_sess.reserve_taken, 1, __ATOMIC_RELAXED);
+
+		/* a page of live.<pid>'s reserve given back, then taken again by fd: another
+		 * writer may take it first, then the next page is tried */
+		if (err != ENOSPC || page >= pages || rec_sess.livefd < 0 ||
+		    !rec_fd_is(rec_sess.livefd, &rec_sess.live_id) ||
+		    fallocate(rec_sess.livefd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(pages - 1 - page) * 4096, 4096) < 0) {
+			errno = err;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Forget live.<pid> (finish): remove it, close it if it is still ours. */

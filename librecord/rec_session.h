@@ -100,6 +100,7 @@ struct rec_session {
 	 * rings of a live process alone (the ring files themselves hold no descriptor) */
 	int livefd;
 	struct rec_fd_id live_id;
+	uint32_t reserve_taken;            /* pages of live.<pid> given back (rec_room_claim) */
 	uint32_t fds_busy;                 /* try-lock of rec_session_fds_check's reopening */
 	char dir[REC_PATH_MAX];            /* absolute output directory */
 	char exe[REC_PATH_MAX];            /* /proc/self/exe */
@@ -206,6 +207,10 @@ void rec_session_totals(struct rec_totals *tot);
  * finish: xray, tfile, chrome). rec_spool_create makes it, empty, and keeps no descriptor
  * (0; -1 after one warning "<WHO>cannot create ..."); rec_spool_open opens it for one
  * append (rec_sink.thread_fd: threads do not eat the program's RLIMIT_NOFILE). */
+/* rec_room_ahead (rec_util.h) for records that must find room whatever the disk holds (the
+ * LOST record that closes a thread's file): on a full disk, pages of live.<pid>'s 64 KiB
+ * reserve are given back until the room is taken. 0, or -1 with errno. */
+int rec_room_claim(int fd, size_t len);
 int rec_spool_create(struct rec_session *s, const char *name, const char *who);
 int rec_spool_open(struct rec_session *s, const char *name);
 

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,6 +98,41 @@ int rec_append_whole(int fd, const void *buf, size_t len)
 		errno = err;
 	}
 	return -1;
+}
+
+int rec_room_ahead(int fd, size_t len)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	if (end < 0)
+		return 0;
+	while (fallocate(fd, FALLOC_FL_KEEP_SIZE, end, (off_t)len) < 0) {
+		if (errno == EINTR)
+			continue;
+		/* a file system that reserves nothing (EOPNOTSUPP), a pipe or device: writes
+		 * find out for themselves */
+		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) {
+			/* ext4 says "no space" once an error made it read-only: say which */
+			struct statvfs sv;
+			if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+				errno = EROFS;
+			return -1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+void rec_room_trim(int fd)
+{
+	struct stat st;
+	int err = errno;
+
+	/* a truncate to its own size gives back the blocks past the end (tmpfs and ext4 both;
+	 * ext4 keeps them through a hole punched there) */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		(void)!ftruncate(fd, st.st_size);
+	errno = err;
 }
 
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off)

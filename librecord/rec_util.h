@@ -33,6 +33,15 @@ int rec_write_all(int fd, const void *buf, size_t len);
 int rec_append_whole(int fd, const void *buf, size_t len);
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
+/* Room on disk past the end of FD for LEN more bytes, the size left as it is
+ * (FALLOC_FL_KEEP_SIZE): a writer that takes room for each write plus the record that tells a
+ * loss (a LOST record) keeps that record's room when the disk fills, since a write that finds
+ * no room is never made. 0 when the room is there or the file system cannot reserve (nothing
+ * is promised then); -1 with errno (ENOSPC, EDQUOT) when it is not. */
+int rec_room_ahead(int fd, size_t len);
+/* Give back the room past the end of FD (its last write is done). */
+void rec_room_trim(int fd);
+
 /* Create dir (and missing parents) with mode 0777 & ~umask; a final component that is a
  * symbolic link is followed when rec_link_trusted, else refused (ENOTDIR). 0 on success, -1
  * with errno. */

@@ -304,6 +304,9 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 		rec_warn("cannot open %s/%s:", s->dir, name);
 		return -1;
 	}
+	/* the room of the LOST record that closes it, even on a full disk (see write_chunk);
+	 * without it the first failed write says so */
+	(void)rec_room_claim(t->sink_fd, sizeof(struct uftrace_record));
 	close(t->sink_fd);
 	t->sink_fd = -1;
 	if (uftrace_xcoding() && xcode_attach(t, UFTRACE_XCODE_FRAMES, UFTRACE_XCODE_BUF,
@@ -344,8 +347,13 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	iov[n++].iov_len = len;
 	/* O_APPEND + one writev per chunk; short writes are finished with plain writes. A
 	 * write that fails (disk full) is cut back off: the file ends on a whole record, and the
-	 * drainer counts the chunk lost and tells it in the next LOST record */
+	 * drainer counts the chunk lost and tells it in the next LOST record. Room for the
+	 * chunk and one LOST record past it is taken first: a chunk the disk has no room for is
+	 * never written, so the room a LOST record needs is always there, up to the last one,
+	 * which close_thread writes. */
 	size_t total = (lost_before ? sizeof(lost) : 0) + len;
+	if (rec_room_ahead(t->sink_fd, total + sizeof(lost)) < 0)
+		return -1;
 	off_t start = lseek(t->sink_fd, 0, SEEK_END);
 	ssize_t w = writev(t->sink_fd, iov, n);
 	if (w < 0)
@@ -390,7 +398,8 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
-	if (t->sink_fd < 0 && (lost_after || (uftrace_xcoding() && t->sink_priv)))
+	/* for its LOST record, and to give back the room past its end */
+	if (t->sink_fd < 0)
 		t->sink_fd = uftrace_thread_fd(s, t);
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct xcode *x = t->sink_priv;
@@ -410,6 +419,7 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 			};
 			(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
 		}
+		rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}

@@ -6,7 +6,10 @@
  *   signals_sent=N
  * so the test can add up, over all processes, how many calls the trace must account for.
  *
- *   stress threads N K     N short-lived threads (at most 32 alive), K calls of work each
+ *   stress threads N K     N short-lived threads (at most 32 alive), K calls of work each;
+ *                          with $STRESS_BARRIER set, each batch's threads make their first
+ *                          call, then wait for one another (every thread is known to the
+ *                          runtime before the bulk of the calls)
  *   stress forks N K       N forked children (at most 8 alive), K calls each; half end with
  *                          exit, half with _exit
  *   stress exec D K        K calls, then exec itself with D-1 (an exec chain D+1 images long)
@@ -75,25 +78,34 @@ static void report(void)
 
 struct job {
 	long k;
+	pthread_barrier_t *after_first; /* or NULL */
 };
 
 static void *calls(void *arg)
 {
 	struct job *j = arg;
 	volatile int s = 0;
-	for (long i = 0; i < j->k; i++)
+	for (long i = 0; i < j->k; i++) {
 		s += work((int)i);
+		if (i == 0 && j->after_first)
+			pthread_barrier_wait(j->after_first);
+	}
 	return NULL;
 }
 
 static void run_threads(long n, long k)
 {
 	pthread_t t[32];
-	struct job j = { k };
+	pthread_barrier_t barrier;
+	struct job j = { k, NULL };
 	long started = 0;
 
 	while (started < n) {
 		int batch = n - started < 32 ? (int)(n - started) : 32;
+		if (getenv("STRESS_BARRIER") && k > 0) {
+			pthread_barrier_init(&barrier, NULL, (unsigned)batch);
+			j.after_first = &barrier;
+		}
 		for (int i = 0; i < batch; i++)
 			if (pthread_create(&t[i], NULL, calls, &j) != 0) {
 				perror("stress: pthread_create");
@@ -101,6 +113,8 @@ static void run_threads(long n, long k)
 			}
 		for (int i = 0; i < batch; i++)
 			pthread_join(t[i], NULL);
+		if (j.after_first)
+			pthread_barrier_destroy(&barrier);
 		started += batch;
 		nthreads += batch;
 	}
