@@ -9,9 +9,9 @@
  * against any libovni 1.x header up to 1.14 passes.
  *
  * Where ovni-rt differs (doc/design.md, section ovni-rt, says why):
- *  - the trace layout is format v2 (loom.L/proc.P/metadata.json, thread.T.obs,
- *    thread.T.json) unless FLIGHTREC_OVNI_FORMAT=v3 (loom.L/proc.P/thread.T/stream.obs and
- *    stream.json, what libovni 1.11+ writes);
+ *  - the trace layout is format v3 (loom.L/proc.P/thread.T/stream.obs and stream.json,
+ *    what libovni 1.11+ writes) unless FLIGHTREC_OVNI_FORMAT=v2 (loom.L/proc.P/metadata.json,
+ *    thread.T.obs, thread.T.json: libovni 1.5-1.10's, for ovniemu 1.10 and older);
  *  - every event emitted before ovni_thread_free() reaches the trace, flushed or not; a thread
  *    or process that ends without ovni_thread_free()/ovni_proc_fini() is finished at exit;
  *  - a fork child starts with no ovni state: it may call ovni_proc_init() for its own pid;

@@ -234,12 +234,14 @@ static int ovni_layout_from_env(void)
 {
 	const char *v = getenv("FLIGHTREC_OVNI_FORMAT");
 
-	if (!v || !*v || !strcmp(v, "v2") || !strcmp(v, "2"))
-		return OVNI_LAYOUT_V2;
-	if (!strcmp(v, "v3") || !strcmp(v, "3"))
+	/* v3 unless asked: what libovni 1.14, whose version we report, writes, and the only
+	 * layout ovniemu 1.11+ reads (it finds no stream in a v2 trace and still says ok) */
+	if (!v || !*v || !strcmp(v, "v3") || !strcmp(v, "3"))
 		return OVNI_LAYOUT_V3;
-	ovni_warn("ovni-rt: FLIGHTREC_OVNI_FORMAT=%s is not v2 or v3, using v2", v);
-	return OVNI_LAYOUT_V2;
+	if (!strcmp(v, "v2") || !strcmp(v, "2"))
+		return OVNI_LAYOUT_V2;
+	ovni_warn("ovni-rt: FLIGHTREC_OVNI_FORMAT=%s is not v2 or v3, using v3", v);
+	return OVNI_LAYOUT_V3;
 }
 
 /* Compute and create the process directories; -1 (warned) if that is impossible. */
