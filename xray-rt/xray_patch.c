@@ -43,6 +43,7 @@
 #include "librecord/rec_tp.h"
 #include "librecord/rec_util.h"
 #include "formats/tfile/sink_tfile.h"
+#include "formats/xray/sink_xray.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -426,16 +427,22 @@ int xr_custom_to_crt(const void *data, size_t size, uintptr_t ret)
 #pragma GCC pop_options
 
 /* At the end, with FLIGHTREC_DEBUG: how many of our sleds compiler-rt's runtime took (its
- * __xray_patch or __xray_unpatch rewrote them: they no longer come to us). */
+ * __xray_patch or __xray_unpatch rewrote them: they no longer come to us). All of them: the
+ * program drives XRay itself and its runtime writes its log; ours would be a second
+ * xray-log.<program>.* holding only what came before (compiler-rt's own profiling tests count
+ * those files), so none is written. */
 void xr_patch_report(void)
 {
-	uint32_t taken = 0;
+	uint32_t taken = 0, ours = 0;
 
 	if (!xr_map.has_crt || xr_map_state <= 0)
 		return;
 	for (size_t i = 0; i < xr_map.count; i++) {
 		const struct xr_sled *s = &xr_map.sleds[i];
-		if (s->patched && s->kind != XR_SLED_CUSTOM && xr_sled_owner(s->addr) != 1)
+		if (!s->patched || s->kind == XR_SLED_CUSTOM)
+			continue; /* a custom sled's call stays ours (xr_custom_to_crt) */
+		ours++;
+		if (xr_sled_owner(s->addr) != 1)
 			taken++;
 	}
 	if (taken)
@@ -443,6 +450,8 @@ void xr_patch_report(void)
 			  "own XRay runtime (compiler-rt): from then on they, and their custom events, "
 			  "were its, not recorded",
 			  taken, xr_patched);
+	if (taken && taken == ours)
+		xr_log_dropped_why = "the program's own XRay runtime (compiler-rt) took every sled";
 }
 
 uintptr_t xr_fn_addr(uint32_t fid)

@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 char xr_logfile_base[REC_PATH_MAX];
+const char *xr_log_dropped_why;
 static char xr_prog[256];
 
 #define XR_MARKER "flightrec: trace start"
@@ -566,6 +567,16 @@ static void xray_finish(struct rec_session *s)
 	n = k;
 	if (n == 0)
 		goto out;
+	if (xr_log_dropped_why) {
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < n; i++) {
+			bytes += v[i].out_size;
+			unlinkat(s->ringdirfd, v[i].name, 0);
+		}
+		rec_debug("xray-rt: no XRay log written, %zu threads' %llu bytes of records dropped: "
+			  "%s", n, (unsigned long long)bytes, xr_log_dropped_why);
+		goto out;
+	}
 	xr_sort_spools(v, n);
 	for (size_t i = 0; i < n; i++)
 		tids[i] = v[i].tid;

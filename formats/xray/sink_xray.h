@@ -16,6 +16,12 @@ extern const struct rec_sink xray_sink;
  * (the front end that reads XRAY_OPTIONS sets it before the session starts) */
 extern char xr_logfile_base[REC_PATH_MAX];
 
+/* Set before the session finishes when the log must not be written: the program's own XRay
+ * runtime (compiler-rt, linked in) took every sled we patched, so it writes the program's log
+ * and ours would be a second one under the same name, holding only what came before. The
+ * spools are removed; FLIGHTREC_DEBUG says what was dropped and why. */
+extern const char *xr_log_dropped_why;
+
 #pragma GCC visibility pop
 
 #endif
