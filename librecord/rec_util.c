@@ -102,11 +102,12 @@ int rec_append_whole(int fd, const void *buf, size_t len)
 
 int rec_room_ahead(int fd, size_t len)
 {
-	off_t end = lseek(fd, 0, SEEK_END);
+	struct stat st;
 
-	if (end < 0)
+	/* the size, not the file offset: that stays where the writer keeps it */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	while (fallocate(fd, FALLOC_FL_KEEP_SIZE, end, (off_t)len) < 0) {
+	while (fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, (off_t)len) < 0) {
 		if (errno == EINTR)
 			continue;
 		/* a file system that reserves nothing (EOPNOTSUPP), a pipe or device: writes

@@ -544,8 +544,6 @@ void ovni_thread_init(pid_t tid)
 {
 	struct rec_thread *t = rec_self;
 	struct ovni_thread *ot;
-	struct ovni_stream_header h;
-	uint8_t *p;
 
 	if ((uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
 	    ovni_thread_of(t)->state == OVNI_THREAD_READY) {
@@ -584,15 +582,7 @@ void ovni_thread_init(pid_t tid)
 		ovni_thread_init_off((int)tid); /* warned; t is closed with the session */
 		return;
 	}
-	/* the stream header is the first record of the ring (not an event) */
-	p = rec_reserve(t, sizeof(h));
-	if (p) {
-		memcpy(h.magic, OVNI_STREAM_MAGIC, 4);
-		h.version = OVNI_STREAM_VERSION;
-		memcpy(p, &h, sizeof(h));
-		__atomic_store_n(&t->chunk->committed,
-				 (uint64_t)(t->pos - rec_chunk_data(t->chunk)), __ATOMIC_RELEASE);
-	}
+	/* the stream header is in the file already (ovni_sink_create_stream) */
 	t->fe_hold = 0;
 	__atomic_store_n(&ot->state, OVNI_THREAD_READY, __ATOMIC_RELEASE);
 }

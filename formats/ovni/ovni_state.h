@@ -98,6 +98,7 @@ struct ovni_thread {
 	uint64_t written;	/* bytes in the stream file (sink) */
 	uint64_t prealloc;	/* stream file blocks allocated up to here (sink) */
 	int prealloc_off;	/* the file system refused fallocate: stop trying */
+	int cut;		/* a chunk could not be written: the stream ends before it */
 	uint64_t flush_pairs;	/* OF[/OF] pairs the runtime added */
 	uint64_t flush_t0;	/* the last ovni_flush's OF[ and OF] clocks, while OVNI_HOLD_FLUSH */
 	uint64_t flush_t1;

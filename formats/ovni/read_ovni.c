@@ -84,6 +84,10 @@ struct ovr_found {
 	size_t n3;
 	char **v2; /* *.obs files outside them */
 	size_t n2;
+	/* empty stream.obs files with no stream.json: a thread killed as its stream was being
+	 * made, before its metadata; ovniemu 1.14 loads only stream.json directories */
+	char *empty_obs; /* the first one */
+	size_t n_empty;
 };
 
 static bool ovr_add_path(char ***v, size_t *n, const char *rel)
@@ -140,6 +144,10 @@ static int ovr_scan(const char *top, const char *rel, int depth, struct ovr_foun
 		} else if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
 			if (depth < OVR_MAX_DEPTH)
 				ret = ovr_scan(top, sub, depth + 1, f, err);
+		} else if (S_ISREG(st.st_mode) && !strcmp(name, "stream.obs") && !has_json &&
+			   st.st_size == 0) {
+			if (!f->n_empty++ && !(f->empty_obs = strdup(sub)))
+				ret = rd_error_set(err, OVR_RULE_IO, dirpath, -1, "out of memory");
 		} else if (S_ISREG(st.st_mode) && ovr_has_suffix(name, ".obs") &&
 			   !(has_json && !strcmp(name, "stream.obs"))) {
 			if (!ovr_add_path(&f->v2, &f->n2, sub))
@@ -736,6 +744,10 @@ int ovr_open(const char *dir, struct ovr_trace **out, struct rd_error *err)
 			     "no ovni streams (no stream.json, no loom.*/proc.*/thread.*.obs)");
 		goto out;
 	}
+	if (f.n_empty)
+		ovr_warn(t, "%zu empty stream.obs with no stream.json ignored (a thread killed as "
+			 "its stream was made; ovniemu ignores it): %s",
+			 f.n_empty, f.empty_obs);
 	t->layout = f.n3 ? OVR_V3 : OVR_V2;
 	n = f.n3 ? f.n3 : f.n2;
 	t->streams = calloc(n, sizeof(*t->streams));
@@ -801,6 +813,7 @@ out:
 		free(f.v2[i]);
 	free(f.v3);
 	free(f.v2);
+	free(f.empty_obs);
 	ovr_close(t);
 	return ret;
 }

@@ -310,6 +310,16 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 			return -1;
 		}
 	}
+	if (st.st_size < 8) {
+		/* killed before ovni-rt wrote the stream header (it is not in the ring) */
+		static const uint8_t hdr[8] = { 'o', 'v', 'n', 'i', 1, 0, 0, 0 };
+		if (rec_pwrite_all(fd, hdr, sizeof(hdr), 0) < 0) {
+			rec_salvage_log(ctx, "%s: %s", sd.stream, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		st.st_size = sizeof(hdr);
+	}
 	{
 		/* the stream holds the ring's bytes as they are; its events are counted below */
 		struct rec_salvage_spool sp = {.label = sd.stream};

@@ -75,15 +75,43 @@ static int ovni_paths(struct ovni_paths *ps, const char *procdir, int tid)
 /* --- small file helpers ----------------------------------------------------------------- */
 
 /* Write data to tmp and rename it to path. */
+/* The disk is full: the metadata file in place takes the new text over its old one when the
+ * blocks it holds are enough (a few hundred bytes in a block of its own), so the thread's
+ * last metadata (ovni.finished) is still written. Not atomic, hence only then. */
+static int ovni_write_in_place(const char *path, const char *data, size_t len, int err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	int ret = -1;
+
+	if (fd < 0)
+		goto out;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_blocks * 512 >= len &&
+	    rec_pwrite_all(fd, data, len, 0) == 0 && ftruncate(fd, (off_t)len) == 0)
+		ret = 0;
+	close(fd);
+out:
+	errno = err;
+	return ret;
+}
+
 static int ovni_write_atomic(const char *tmp, const char *path, const char *data, size_t len)
 {
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd < 0)
 		return -1;
-	if (rec_write_all(fd, data, len) < 0) {
+	/* on a full disk, the room from live.<pid>'s reserve: the first metadata of a thread
+	 * that starts then has no file of its own to be rewritten in */
+	if (rec_write_all(fd, data, len) < 0 &&
+	    (errno != ENOSPC || ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
+	     rec_room_claim(fd, len) < 0 || rec_write_all(fd, data, len) < 0)) {
+		int err = errno;
 		close(fd);
 		unlink(tmp);
+		if (err == ENOSPC || err == EDQUOT)
+			return ovni_write_in_place(path, data, len, err);
+		errno = err;
 		return -1;
 	}
 	if (close(fd) < 0 || rename(tmp, path) < 0) {
@@ -370,6 +398,28 @@ int ovni_sink_create_stream(struct rec_thread *t)
 	if (ovni_sink_write_thread_meta(t) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
 	ovni_write_sidecar(t, &ps, &final);
+	/* the stream header (magic "ovni", version 1 little-endian) written now, as libovni
+	 * writes it at ovni_thread_init, with room for the stream's ending: the stream starts
+	 * with it whatever the disk holds later (in the first chunk, it was lost with that
+	 * chunk on a full disk, and the stream began mid-events, which no reader takes). Last:
+	 * a stream file that is still empty is no stream to a reader; salvage, sent by the
+	 * side file, writes the header itself into one. */
+	static const uint8_t hdr[8] = { 'o', 'v', 'n', 'i', 1, 0, 0, 0 };
+	(void)rec_room_claim(t->sink_fd, sizeof(hdr) + 2 * OVNI_SE_HDR);
+	if (rec_write_all(t->sink_fd, hdr, sizeof(hdr)) < 0) {
+		ovni_warn("ovni-rt: ovni_thread_init: cannot write %s, thread %d records nothing:",
+			  ps.obs, ot->tid);
+		char name[64];
+		close(t->sink_fd);
+		t->sink_fd = -1;
+		unlink(ps.obs);
+		unlink(ps.json);
+		ovni_sidecar_name(name, sizeof(name), t);
+		unlinkat(rec_sess.ringdirfd, name, 0);
+		return -1;
+	}
+	ot->written = sizeof(hdr);
+	__atomic_fetch_add(&t->bytes, sizeof(hdr), __ATOMIC_RELAXED); /* the stream's bytes */
 	return 0;
 }
 
@@ -414,6 +464,29 @@ static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot)
 	}
 }
 
+/* A stream whose every event was lost (the thread started once the disk was full): its
+ * header alone is a thread that never ends, which ovniemu refuses, so it is removed with its
+ * metadata and the thread's events stay counted lost. Not a thread that carries the
+ * process's rank or CPUs (the loom needs them). meta_lock held; 1 when removed. */
+static int ovni_drop_if_all_lost(struct rec_thread *t, struct ovni_thread *ot)
+{
+	struct ovni_paths ps;
+	struct stat st;
+
+	if (t->sink_fd < 0 || !t->unwritten || ot->rank_set || ot->cpus.n ||
+	    fstat(t->sink_fd, &st) < 0 || st.st_size > 8 ||
+	    ovni_paths(&ps, ovni_proc.procdir, ot->tid) < 0)
+		return 0;
+	close(t->sink_fd);
+	t->sink_fd = -1;
+	unlink(ps.obs);
+	unlink(ps.json);
+	if (ovni_proc.layout == OVNI_LAYOUT_V3)
+		ovni_try_rmdir(ps.dir);
+	__atomic_store_n(&ot->state, OVNI_THREAD_FINAL, __ATOMIC_RELEASE);
+	return 1;
+}
+
 void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
@@ -427,6 +500,10 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 	}
 	if (how && t->sink_fd >= 0)
 		ovni_end_stream(t, ot);
+	if (ovni_drop_if_all_lost(t, ot)) {
+		pthread_mutex_unlock(&ot->meta_lock);
+		return;
+	}
 	if (ovni_write_meta_locked(t, ovni_proc.procdir, 1, how) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
 	if (t->sink_fd >= 0) {
@@ -650,7 +727,7 @@ static void ovni_prealloc(struct rec_thread *t, struct ovni_thread *ot, size_t l
 	step = (step + len + 4095) & ~(uint64_t)4095;
 	if (fallocate(t->sink_fd, FALLOC_FL_KEEP_SIZE, (off_t)ot->written, (off_t)step) == 0)
 		ot->prealloc = ot->written + step;
-	else
+	else if (errno != ENOSPC && errno != EDQUOT)
 		ot->prealloc_off = 1; /* not supported here: plain appends */
 }
 
@@ -661,15 +738,32 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 	off_t start;
 
 	(void)s;
-	if (lost_before && !__atomic_exchange_n(&ovni_lost_warned, 1, __ATOMIC_RELAXED))
+	/* what earlier writes failed to write was said by librecord (once, "cannot write the
+	 * trace"): this says only what the ring itself lost */
+	if (lost_before > t->unwritten - t->unwritten_told &&
+	    !__atomic_exchange_n(&ovni_lost_warned, 1, __ATOMIC_RELAXED))
 		ovni_warn("ovni-rt: thread %d: %llu events could not be recorded (the stream "
 			  "misses them)",
-			  ot->tid, (unsigned long long)lost_before);
+			  ot->tid, (unsigned long long)(lost_before - (t->unwritten -
+								       t->unwritten_told)));
 	if (__atomic_load_n(&ot->state, __ATOMIC_ACQUIRE) == OVNI_THREAD_FINAL || t->sink_fd < 0)
+		return -1;
+	/* ovni has no loss record, and events after a gap refer to state the lost ones made
+	 * (a mark pushed, a thread resumed): ovniemu refuses such a stream. After the first
+	 * chunk that could not be written the stream ends (ovni_end_stream ends the thread
+	 * there), every later chunk counted lost. */
+	if (ot->cut)
 		return -1;
 	if (!len)
 		return 0;
 	ovni_prealloc(t, ot, len);
+	/* room for the chunk and the stream's ending past it (ovni_end_stream): a chunk the
+	 * disk has no room for is never written, so the ending always finds its room */
+	if (ot->written + len + 2 * OVNI_SE_HDR > ot->prealloc &&
+	    rec_room_ahead(t->sink_fd, len + 2 * OVNI_SE_HDR) < 0) {
+		ot->cut = 1;
+		return -1;
+	}
 	start = lseek(t->sink_fd, 0, SEEK_CUR);
 	if (rec_write_all(t->sink_fd, data, len) < 0) {
 		/* disk full: the part written is cut off, so the stream ends on a whole event
@@ -679,6 +773,7 @@ static int ovni_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 		if (start >= 0 && ftruncate(t->sink_fd, start) == 0)
 			lseek(t->sink_fd, start, SEEK_SET);
 		ot->prealloc = ot->written;
+		ot->cut = 1;
 		errno = err;
 		return -1;
 	}
