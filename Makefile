@@ -9,7 +9,7 @@
 #               (the runtimes run inside the traced program).
 #   build/host/ host flags: CLI, readers and unit tests; ASAN=1 / TSAN=1 apply here only.
 #
-# Targets: all, install PREFIX=DIR, check, bench, fuzz, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
+# Targets: all, install [DESTDIR=STAGE] PREFIX=DIR, uninstall, check, bench, fuzz, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
 
 -include config.mk
 
@@ -239,19 +239,50 @@ bench: all
 fuzz:
 	$(Q)$(MAKE) -f fuzz/Makefile B=$(B) V=$(V)
 
+# install: DESTDIR stages (packaging), PREFIX is where it will live (ovni.pc names it).
+# libovni goes in under libovni 1.14's own names: libovni.so.1.14.0, its soname link
+# libovni.so.1 and the development link libovni.so, with include/ovni.h and
+# lib/pkgconfig/ovni.pc (same name and variables as libovni's, plus prefix= so that
+# `pkg-config --define-prefix` finds a staged copy).
+OVNI_LIB_VERSION := 1.14.0
+D := $(DESTDIR)$(PREFIX)
+MAN_PAGES := $(wildcard doc/man/*.1)
+INSTALLED := bin/flightrec lib/flightrec/libmcount.so \
+	$(if $(XRAY_SRCS),lib/flightrec/libxray-rt.so lib/flightrec/libxray-rt.a) \
+	$(if $(OVNI_SRCS),lib/libovni.so.$(OVNI_LIB_VERSION) lib/libovni.so.1 lib/libovni.so \
+		include/ovni.h lib/pkgconfig/ovni.pc) \
+	$(if $(CACHERAY_SRCS),lib/flightrec/libcacheray-rt.so lib/flightrec/libcacheray-rt.a \
+		include/cacheray_rtta.h) \
+	$(MAN_PAGES:doc/man/%=share/man/man1/%)
+
 install: all
-	$(call msg,INSTALL,$(PREFIX))
-	$(Q)install -d $(PREFIX)/bin $(PREFIX)/lib/flightrec
-	$(Q)install -m 755 $(FLIGHTREC) $(PREFIX)/bin/flightrec
-	$(Q)install -m 755 $(LIBMCOUNT) $(PREFIX)/lib/flightrec/libmcount.so
-	$(Q)$(if $(XRAY_SRCS),install -m 755 $(B)/lib/flightrec/libxray-rt.so $(B)/lib/flightrec/libxray-rt.a $(PREFIX)/lib/flightrec/)
-	$(Q)$(if $(OVNI_SRCS),install -d $(PREFIX)/include && install -m 755 $(B)/lib/libovni.so.1 $(PREFIX)/lib/ && ln -sf libovni.so.1 $(PREFIX)/lib/libovni.so && install -m 644 ovni-rt/ovni.h $(PREFIX)/include/ovni.h)
-	$(Q)$(if $(CACHERAY_SRCS),install -m 755 $(B)/lib/flightrec/libcacheray-rt.so $(PREFIX)/lib/flightrec/ && install -m 644 $(B)/lib/flightrec/libcacheray-rt.a $(PREFIX)/lib/flightrec/ && install -d $(PREFIX)/include && install -m 644 cacheray-rt/cacheray_rtta.h $(PREFIX)/include/cacheray_rtta.h)
+	$(call msg,INSTALL,$(D))
+	$(Q)install -d $(D)/bin $(D)/lib/flightrec $(D)/share/man/man1
+	$(Q)install -m 755 $(FLIGHTREC) $(D)/bin/flightrec
+	$(Q)install -m 755 $(LIBMCOUNT) $(D)/lib/flightrec/libmcount.so
+	$(Q)$(if $(XRAY_SRCS),install -m 755 $(B)/lib/flightrec/libxray-rt.so $(D)/lib/flightrec/ && install -m 644 $(B)/lib/flightrec/libxray-rt.a $(D)/lib/flightrec/)
+	$(Q)$(if $(OVNI_SRCS),install -d $(D)/include $(D)/lib/pkgconfig && \
+		install -m 755 $(B)/lib/libovni.so.1 $(D)/lib/libovni.so.$(OVNI_LIB_VERSION) && \
+		ln -sf libovni.so.$(OVNI_LIB_VERSION) $(D)/lib/libovni.so.1 && \
+		ln -sf libovni.so.1 $(D)/lib/libovni.so && \
+		install -m 644 ovni-rt/ovni.h $(D)/include/ovni.h && \
+		printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: ovni\nDescription: Obtuse but Versatile Nanoscale Instrumentation (flightrec ovni-rt)\nVersion: %s\nLibs: -L$${libdir} -lovni\nCflags: -I$${includedir}\n' \
+			'$(PREFIX)' '$(OVNI_LIB_VERSION)' > $(D)/lib/pkgconfig/ovni.pc && \
+		chmod 644 $(D)/lib/pkgconfig/ovni.pc)
+	$(Q)$(if $(CACHERAY_SRCS),install -m 755 $(B)/lib/flightrec/libcacheray-rt.so $(D)/lib/flightrec/ && install -m 644 $(B)/lib/flightrec/libcacheray-rt.a $(D)/lib/flightrec/ && install -d $(D)/include && install -m 644 cacheray-rt/cacheray_rtta.h $(D)/include/cacheray_rtta.h)
+	$(Q)install -m 644 $(MAN_PAGES) $(D)/share/man/man1/
+
+# what install put there, and the directories it made if they are left empty
+uninstall:
+	$(call msg,UNINSTALL,$(D))
+	$(Q)rm -f $(addprefix $(D)/,$(INSTALLED))
+	$(Q)for d in lib/flightrec lib/pkgconfig share/man/man1 share/man share include lib bin; do \
+		rmdir $(D)/$$d 2>/dev/null; done; true
 
 clean:
 	$(Q)rm -rf $(B)
 
-.PHONY: all unit check bench install clean fuzz
+.PHONY: all unit check bench install uninstall clean fuzz
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

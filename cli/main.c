@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "librecord/rec_version.h"
 
 struct command {
 	const char *name;
@@ -39,8 +40,11 @@ static void print_help(FILE *fp)
 	      "  flightrec stats [--calls] PATH\n"
 	      "  flightrec salvage [-n] [-q] [--keep] DIR\n"
 	      "\n"
-	      "PATH is a trace: today a uftrace.data directory.\n"
-	      "Run 'flightrec <command> --help' for a command's options.\n"
+	      "  flightrec --version\n"
+	      "\n"
+	      "PATH is a trace of any format flightrec writes: a uftrace.data directory, an XRay\n"
+	      "log, an ovni trace directory, a Cacheray trace, a GDB trace file or a Chrome trace.\n"
+	      "Run 'flightrec <command> --help' for a command's options, 'man flightrec' for all.\n"
 	      "Exit status: 0 ok, 1 bad trace, 2 bad usage; record exits with the program's "
 	      "status.\n",
 	      fp);
@@ -57,6 +61,10 @@ int main(int argc, char **argv)
 	name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
 		print_help(stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("flightrec %s\n", FLIGHTREC_VERSION);
 		return CLI_OK;
 	}
 	if (!strcmp(name, "help")) {

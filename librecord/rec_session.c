@@ -15,6 +15,7 @@
 #include "librecord/rec_encoding.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
+#include "librecord/rec_version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -397,7 +398,8 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 	if (fe->started)
 		fe->started();
 	__atomic_store_n(&rec_sess.state, REC_SESSION_ACTIVE, __ATOMIC_RELEASE);
-	rec_debug("recording %s into %s (%zu x %u bytes per thread)", rec_sess.exe, rec_sess.dir,
+	rec_debug("flightrec %s, %s: recording %s into %s (%zu x %u bytes per thread)",
+		  FLIGHTREC_VERSION, fe->name, rec_sess.exe, rec_sess.dir,
 		  (size_t)rec_sess.cfg.chunk_count, (unsigned)rec_sess.cfg.chunk_size);
 	return 0;
 off:
