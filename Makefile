@@ -9,7 +9,8 @@
 #               (the runtimes run inside the traced program).
 #   build/host/ host flags: CLI, readers and unit tests; ASAN=1 / TSAN=1 apply here only.
 #
-# Targets: all, install [DESTDIR=STAGE] PREFIX=DIR, uninstall, check, bench, fuzz, clean.  Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
+# Targets: all, install [DESTDIR=STAGE] PREFIX=DIR, uninstall, check, bench, fuzz, clean.
+# Knobs: V=1, ASAN=1, TSAN=1, DEBUG=1.
 
 -include config.mk
 
@@ -55,13 +56,13 @@ REC_WRAP_OBJ := $(REC_WRAP_SRC:%.c=$(B)/rt/%.o)
 CFLAGS_rec_wrap_exec := -fno-builtin
 
 # formats/<name>/: one archive per format and flavour. The writer (every file but read_*,
-# salvage_* and cli_*) goes into the runtimes (build/rt/formats/libfmt-<name>.a); the whole
-# format, reader, salvager and command entry included, into the host archive
+# salvage_*, cli_* and conv_*) goes into the runtimes (build/rt/formats/libfmt-<name>.a); the
+# whole format, reader, salvager, converter and command entry included, into the host archive
 # (build/host/formats/libfmt-<name>.a). formats/common is the readers' toolkit (host only),
 # formats/xcode the function events any hook writes into any format (both).
-FORMATS := uftrace xray ovni cacheray tfile chrome xcode common
+FORMATS := uftrace xray ovni cacheray tfile chrome speedscope folded xcode common
 fmt_srcs = $(wildcard formats/$(1)/*.c)
-fmt_rt_srcs = $(filter-out formats/$(1)/read_% formats/$(1)/salvage_% formats/$(1)/cli_%,$(call fmt_srcs,$(1)))
+fmt_rt_srcs = $(filter-out formats/$(1)/read_% formats/$(1)/salvage_% formats/$(1)/cli_% formats/$(1)/conv_%,$(call fmt_srcs,$(1)))
 fmt_rt = $(B)/rt/formats/libfmt-$(1).a
 fmt_host = $(B)/host/formats/libfmt-$(1).a
 FMT_HOST_LIBS := $(foreach f,$(FORMATS),$(call fmt_host,$(f)))
@@ -219,6 +220,7 @@ $(B)/host/tests/unit/%.o: HOST_CFLAGS += -DFLIGHTREC_SAMPLES_DIR='"$(CURDIR)/tes
 # plain-C piece, that piece compiled for the host (UNIT_EXTRA_<test>)
 UNIT_EXTRA_test_xray_map := $(B)/host/xray-rt/xray_map.o
 UNIT_EXTRA_test_cacheray := $(B)/host/cacheray-rt/cr_options.o
+UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
 .SECONDEXPANSION:
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

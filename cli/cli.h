@@ -22,6 +22,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_salvage(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /* "flightrec: <msg>\n" on stderr; a format ending in ':' appends ": strerror(errno)" */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

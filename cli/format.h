@@ -27,6 +27,8 @@ struct cli_stats_opts {
 	bool calls; /* only "<count> <name>" lines, sorted by name */
 };
 
+struct conv_stream;
+
 struct cli_format {
 	const char *name;
 	const char *what; /* "a uftrace.data directory" */
@@ -34,6 +36,9 @@ struct cli_format {
 	int (*verify)(const char *path, const struct cli_verify_opts *o);
 	int (*dump)(const char *path, const struct cli_dump_opts *o);
 	int (*stats)(const char *path, const struct cli_stats_opts *o);
+	/* the trace's function entries and exits into CS (formats/common/conv.h), each thread
+	 * in turn; NULL: this format cannot be converted yet */
+	int (*convert)(const char *path, struct conv_stream *cs);
 };
 
 /* the format of PATH, or NULL after printing why none fits */

@@ -42,23 +42,30 @@ static int grow(struct nc_table *t)
 	return 0;
 }
 
-int nc_add(struct nc_table *t, const char *name, uint64_t n)
+uint64_t *nc_slot(struct nc_table *t, const char *name)
 {
 	size_t i;
 
 	if ((t->nr + 1) * 2 > t->cap && grow(t) < 0)
-		return -1;
-	for (i = hash(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1)) {
-		if (!strcmp(t->slots[i].name, name)) {
-			t->slots[i].count += n;
-			return 0;
-		}
-	}
+		return NULL;
+	for (i = hash(name) & (t->cap - 1); t->slots[i].name; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->slots[i].name, name))
+			return &t->slots[i].count;
 	t->slots[i].name = strdup(name);
 	if (t->slots[i].name == NULL)
-		return -1;
-	t->slots[i].count = n;
+		return NULL;
+	t->slots[i].count = 0;
 	t->nr++;
+	return &t->slots[i].count;
+}
+
+int nc_add(struct nc_table *t, const char *name, uint64_t n)
+{
+	uint64_t *c = nc_slot(t, name);
+
+	if (c == NULL)
+		return -1;
+	*c += n;
 	return 0;
 }
 

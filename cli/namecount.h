@@ -22,6 +22,8 @@ struct nc_table {
 
 void nc_init(struct nc_table *t);
 int nc_add(struct nc_table *t, const char *name, uint64_t n); /* -1: out of memory */
+/* NAME's counter, made (at 0) if new; NULL: out of memory */
+uint64_t *nc_slot(struct nc_table *t, const char *name);
 /* the entries, sorted by name (BY_COUNT: by count descending, then name); free() the array */
 struct nc_entry *nc_sorted(const struct nc_table *t, int by_count);
 void nc_free(struct nc_table *t);

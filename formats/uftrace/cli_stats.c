@@ -30,34 +30,25 @@
 #include "formats/uftrace/cli_uftrace.h"
 #include "formats/uftrace/read_uftrace.h"
 
-#define SYMCACHE_SLOTS 4096
-
-/* recently resolved addresses: resolving is a few binary searches, this is one compare */
-struct addr_cache {
-	uint64_t addr;
-	const struct ufr_session *sess;
-	const char *name;
-	bool valid;
-};
 
 struct thread_stats {
 	struct ufr_counts c;
 	int64_t bytes;
 };
 
-static const char *entry_name(struct ufr_data *d, const struct ufr_thread *t,
-			      const struct ufr_rec *r, struct addr_cache *cache, char *buf,
-			      size_t len)
+const char *ufcli_entry_name(struct ufr_data *d, const struct ufr_thread *t,
+			     const struct ufr_rec *r, struct ufcli_addr_cache *cache, char *buf,
+			     size_t len)
 {
 	const struct ufr_session *s = t->task ? ufr_session_at(d, t->task, r->time) : NULL;
-	struct addr_cache *slot = &cache[(r->addr ^ (r->addr >> 12)) % SYMCACHE_SLOTS];
+	struct ufcli_addr_cache *slot = &cache[(r->addr ^ (r->addr >> 12)) % UFCLI_SYMCACHE_SLOTS];
 	const char *name;
 
 	if (slot->valid && slot->addr == r->addr && slot->sess == s)
 		name = slot->name;
 	else {
 		name = ufr_symbolize(d, t, r->time, r->addr);
-		*slot = (struct addr_cache){ r->addr, s, name, true };
+		*slot = (struct ufcli_addr_cache){ r->addr, s, name, true };
 	}
 	if (name != NULL)
 		return name;
@@ -67,7 +58,7 @@ static const char *entry_name(struct ufr_data *d, const struct ufr_thread *t,
 
 /* count one thread; the first broken rule goes to FIRST */
 static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
-			struct nc_table *calls, struct addr_cache *cache, struct rd_error *first)
+			struct nc_table *calls, struct ufcli_addr_cache *cache, struct rd_error *first)
 {
 	struct ufr_dat_iter it;
 	struct ufr_rec rec;
@@ -77,7 +68,7 @@ static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_che
 
 	rd_error_clear(&ierr);
 	rd_error_clear(&cerr);
-	memset(cache, 0, SYMCACHE_SLOTS * sizeof(*cache));
+	memset(cache, 0, UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
 	if (ufr_thread_open(d, t, &it, &ierr) < 0) {
 		if (!rd_error_isset(first))
 			*first = ierr;
@@ -92,7 +83,7 @@ static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_che
 		else
 			ufr_count_rec(&ck->counts, &rec);
 		if (rec.type == UFR_ENTRY &&
-		    nc_add(calls, entry_name(d, t, &rec, cache, buf, sizeof(buf)), 1) < 0) {
+		    nc_add(calls, ufcli_entry_name(d, t, &rec, cache, buf, sizeof(buf)), 1) < 0) {
 			ufr_dat_iter_close(&it);
 			ufr_check_fini(ck);
 			return -1;
@@ -125,7 +116,7 @@ int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 	struct ufr_data *d;
 	struct ufr_check *ck;
 	struct thread_stats *ts;
-	struct addr_cache *cache;
+	struct ufcli_addr_cache *cache;
 	struct nc_table calls;
 	struct nc_entry *sorted;
 	struct ufr_counts total = { 0 };
@@ -142,7 +133,7 @@ int ufcli_stats(const char *path, const struct cli_stats_opts *o)
 	nc_init(&calls);
 	ck = malloc(sizeof(*ck));
 	ts = calloc(d->nr_threads ? d->nr_threads : 1, sizeof(*ts));
-	cache = malloc(SYMCACHE_SLOTS * sizeof(*cache));
+	cache = malloc(UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
 	if (ck == NULL || ts == NULL || cache == NULL)
 		goto oom;
 

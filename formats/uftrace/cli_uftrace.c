@@ -45,4 +45,5 @@ const struct cli_format cli_format_uftrace = {
 	.verify = ufcli_verify,
 	.dump = ufcli_dump,
 	.stats = ufcli_stats,
+	.convert = ufcli_convert,
 };

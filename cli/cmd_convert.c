@@ -1,0 +1,124 @@
+/*
+ * cmd_convert: `flightrec convert [--to=FORMAT] [-o OUT] PATH`.
+ *
+ * Role: recognise PATH's format, and stream its function entries and exits
+ * (formats/common/conv.h) into a viewer's format: Chrome trace-event JSON, speedscope's
+ * JSON, or folded stacks. OUT is written as OUT.tmp and renamed when complete, so a failed
+ * conversion never leaves half a file under the name asked for.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+#include "formats/common/conv.h"
+
+static const char usage[] =
+	"usage: flightrec convert [--to=chrome|speedscope|folded] [-o OUT] PATH\n"
+	"  Convert the trace at PATH for a viewer, streaming: memory grows with the distinct\n"
+	"  functions and call stacks, not with the events. Frames a trace leaves open (lost\n"
+	"  events, a thread that never returned) end at their thread's last time.\n"
+	"  --to=F          chrome: Chrome trace-event JSON (Perfetto, chrome://tracing; the\n"
+	"                  default); speedscope: speedscope's JSON, one evented profile per\n"
+	"                  thread; folded: folded stacks for flame graphs, weighted by self time\n"
+	"                  in ns\n"
+	"  -o, --output=OUT  the file to write (default: standard output)\n"
+	"Today PATH is a uftrace.data directory; the other formats say so.\n"
+	"Exit status: 0 converted, 1 a trace that cannot be read (what could be read is\n"
+	"converted) or OUT that cannot be written, 2 usage.\n";
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct conv_writer *wr = &conv_chrome;
+	const struct cli_format *fmt;
+	const char *outpath = NULL;
+	char *tmp = NULL;
+	struct conv_stream cs;
+	FILE *out = stdout;
+	int c, ret, wret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			wr = conv_writer_find(optarg);
+			if (!wr)
+				return cli_usage_error(usage, "convert: no format '%s' to convert to",
+						       optarg);
+			break;
+		case 'o':
+			outpath = strcmp(optarg, "-") ? optarg : NULL;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error(usage, "convert: unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(usage, "convert: expected one PATH");
+	fmt = cli_format_detect(argv[optind]);
+	if (fmt == NULL)
+		return CLI_BAD_TRACE;
+	if (!fmt->convert) {
+		cli_err("convert: %s (%s) cannot be converted yet", argv[optind], fmt->what);
+		return CLI_BAD_TRACE;
+	}
+	if (outpath) {
+		size_t n = strlen(outpath) + 5;
+		tmp = malloc(n);
+		if (!tmp) {
+			cli_err("convert: out of memory");
+			return CLI_BAD_TRACE;
+		}
+		snprintf(tmp, n, "%s.tmp", outpath);
+		out = fopen(tmp, "w");
+		if (!out) {
+			cli_err("convert: cannot create %s:", tmp);
+			free(tmp);
+			return CLI_BAD_TRACE;
+		}
+	}
+	if (conv_open(&cs, wr, out, argv[optind]) < 0) {
+		cli_err("convert: out of memory");
+		ret = CLI_BAD_TRACE;
+		wret = -1;
+	} else {
+		ret = fmt->convert(argv[optind], &cs);
+		wret = conv_finish(&cs);
+	}
+	if (fflush(out) != 0)
+		wret = -1;
+	if (outpath) {
+		if (fclose(out) != 0)
+			wret = -1;
+		if (wret < 0 || rename(tmp, outpath) < 0) {
+			cli_err("convert: cannot write %s:", wret < 0 ? tmp : outpath);
+			unlink(tmp);
+			ret = CLI_BAD_TRACE;
+		}
+		free(tmp);
+	} else if (wret < 0) {
+		cli_err("convert: cannot write the standard output:");
+		ret = CLI_BAD_TRACE;
+	}
+	if (cs.dropped_exits || cs.closed_at_end)
+		fprintf(stderr,
+			"flightrec: convert: %llu exits without their entry left out, %llu frames "
+			"ended at their thread's last time\n",
+			(unsigned long long)cs.dropped_exits, (unsigned long long)cs.closed_at_end);
+	return ret;
+}

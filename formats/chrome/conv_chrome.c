@@ -1,0 +1,106 @@
+/*
+ * conv_chrome: `flightrec convert --to chrome`, Chrome trace-event JSON (what Perfetto and
+ * chrome://tracing open; the same shape sink_chrome writes while recording):
+ *   {"traceEvents":[
+ *   {"name":"thread_name","ph":"M","pid":P,"tid":T,"args":{"name":"pid P tid T"}},
+ *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},
+ *   {"ph":"E","ts":12.400,"pid":P,"tid":T},
+ *   ],"displayTimeUnit":"ns","otherData":{...}}
+ * ts in microseconds with nanosecond digits. One line per event, written as it comes.
+ */
+#include "formats/common/conv.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cvc {
+	FILE *out;
+	int pid, tid;
+	int first;
+	char *title;
+};
+
+static void cvc_sep(struct cvc *c)
+{
+	fputs(c->first ? "\n" : ",\n", c->out);
+	c->first = 0;
+}
+
+static void *cvc_open(FILE *out, const char *title)
+{
+	struct cvc *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->out = out;
+	c->first = 1;
+	c->title = title ? strdup(title) : NULL;
+	fputs("{\"traceEvents\":[", out);
+	return c;
+}
+
+static int cvc_thread(void *w, int pid, int tid)
+{
+	struct cvc *c = w;
+
+	c->pid = pid;
+	c->tid = tid;
+	cvc_sep(c);
+	fprintf(c->out,
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+		"\"args\":{\"name\":\"pid %d tid %d\"}}",
+		pid, tid, pid, tid);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int cvc_enter(void *w, uint64_t ns, const char *name)
+{
+	struct cvc *c = w;
+
+	cvc_sep(c);
+	fputs("{\"name\":\"", c->out);
+	conv_json_str(c->out, name);
+	fprintf(c->out, "\",\"ph\":\"B\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}",
+		ns / 1000, (unsigned)(ns % 1000), c->pid, c->tid);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int cvc_exit(void *w, uint64_t ns)
+{
+	struct cvc *c = w;
+
+	cvc_sep(c);
+	fprintf(c->out, "{\"ph\":\"E\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}", ns / 1000,
+		(unsigned)(ns % 1000), c->pid, c->tid);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int cvc_finish(void *w)
+{
+	struct cvc *c = w;
+	int r;
+
+	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"converter\":\"flightrec convert\"",
+	      c->out);
+	if (c->title) {
+		fputs(",\"source\":\"", c->out);
+		conv_json_str(c->out, c->title);
+		fputc('"', c->out);
+	}
+	fputs("}}\n", c->out);
+	r = ferror(c->out) ? -1 : 0;
+	free(c->title);
+	free(c);
+	return r;
+}
+
+const struct conv_writer conv_chrome = {
+	.name = "chrome",
+	.what = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
+	.open = cvc_open,
+	.thread = cvc_thread,
+	.enter = cvc_enter,
+	.exit = cvc_exit,
+	.finish = cvc_finish,
+};

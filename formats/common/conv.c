@@ -1,0 +1,121 @@
+/*
+ * conv: the well-formed function-event stream between readers and viewer writers (conv.h).
+ */
+#include "formats/common/conv.h"
+
+#include <string.h>
+
+const struct conv_writer *conv_writer_find(const char *name)
+{
+	static const struct conv_writer *const all[] = { &conv_chrome, &conv_speedscope,
+							 &conv_folded };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+int conv_open(struct conv_stream *cs, const struct conv_writer *wr, FILE *out,
+	      const char *title)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->wr = wr;
+	cs->w = wr->open(out, title);
+	if (!cs->w) {
+		cs->err = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int conv_ret(struct conv_stream *cs, int r)
+{
+	if (r < 0)
+		cs->err = 1;
+	return r;
+}
+
+int conv_close_all(struct conv_stream *cs)
+{
+	if (cs->err)
+		return -1;
+	cs->skipped = 0;
+	while (cs->depth) {
+		cs->depth--;
+		cs->closed_at_end++;
+		if (conv_ret(cs, cs->wr->exit(cs->w, cs->last_ns)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int conv_thread(struct conv_stream *cs, int pid, int tid)
+{
+	if (conv_close_all(cs) < 0)
+		return -1;
+	cs->in_thread = 1;
+	cs->last_ns = 0;
+	return conv_ret(cs, cs->wr->thread(cs->w, pid, tid));
+}
+
+int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name)
+{
+	if (cs->err || !cs->in_thread)
+		return -1;
+	if (ns < cs->last_ns)
+		ns = cs->last_ns;
+	cs->last_ns = ns;
+	if (cs->depth >= CONV_MAX_DEPTH) {
+		cs->skipped++;
+		return 0;
+	}
+	cs->depth++;
+	cs->events++;
+	return conv_ret(cs, cs->wr->enter(cs->w, ns, name));
+}
+
+int conv_exit(struct conv_stream *cs, uint64_t ns)
+{
+	if (cs->err || !cs->in_thread)
+		return -1;
+	if (ns < cs->last_ns)
+		ns = cs->last_ns;
+	cs->last_ns = ns;
+	if (cs->skipped) {
+		cs->skipped--;
+		return 0;
+	}
+	if (!cs->depth) {
+		cs->dropped_exits++;
+		return 0;
+	}
+	cs->depth--;
+	cs->events++;
+	return conv_ret(cs, cs->wr->exit(cs->w, ns));
+}
+
+int conv_finish(struct conv_stream *cs)
+{
+	int r = conv_close_all(cs);
+
+	if (!cs->w)
+		return -1;
+	if (cs->wr->finish(cs->w) < 0)
+		r = -1;
+	cs->w = NULL;
+	return r;
+}
+
+void conv_json_str(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			putc(c, out);
+	}
+}
