@@ -115,6 +115,19 @@ void xray_entry_hook(uint32_t fid, uintptr_t slot, uint32_t type, uint64_t arg);
 void xray_exit_hook(uint32_t fid, uintptr_t slot, uint32_t type);
 void xray_custom_hook(const void *data, size_t size, uintptr_t ret);
 
+/*
+ * The program's own handlers, set through compiler-rt's API (xray_api.c), read by the
+ * trampolines: 0 means ours (we record the event), anything else is called instead, the
+ * no-op xr_api_none once the program removed its handler. xr_api_arg1 == 0 leaves log-args
+ * sleds to xr_api_fn, as compiler-rt's arg1 trampoline does. The entry and exit fast paths
+ * test xr_api_fn alone, once.
+ */
+extern uintptr_t xr_api_fn, xr_api_arg1, xr_api_custom;
+/* the program has driven XRay through the API (its first call that changes anything) */
+extern int xr_api_driven;
+/* XRAY_OPTIONS-style flags: copy the value of `key` into out; 0 when found */
+int xr_flag(const char *flags, const char *key, char *out, size_t size);
+
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */
 void xr_unwind_to(uintptr_t sp);
@@ -125,6 +138,12 @@ void xr_finish(void);
 int xr_patch_all(void);
 int xr_unpatch_all(void);
 extern uint32_t xr_patched; /* sleds currently patched */
+/* the sleds of function `id` to our trampolines (enable) or back; how many entry, exit and
+ * tail sleds are so now, -1 when the text or the trampolines are out of reach */
+int xr_patch_function(uint32_t id, int enable);
+/* the instrumentation map is loaded (compiler-rt's "initialized"); its highest function id */
+int xr_map_ready(void);
+uint32_t xr_max_fid(void);
 /* compiler-rt linked in and owning the function of the custom sled returning to `ret`: the
  * event went to its __xray_CustomEvent (1); 0: ours to record */
 int xr_custom_to_crt(const void *data, size_t size, uintptr_t ret);

@@ -1,12 +1,13 @@
 /*
- * xray_main: xray-rt's front end description, start-up and shut-down, XRAY_OPTIONS, and the
- * few compiler-rt XRay API entry points a program written for compiler-rt may call.
+ * xray_main: xray-rt's front end description, start-up and shut-down, XRAY_OPTIONS, and
+ * compiler-rt's logging-mode entry points (its handler and patching API: xray_api.c).
  *
  * Start-up (constructor): when the executable has an `xray_instr_map` (else this is some
  * other program that inherited LD_PRELOAD: nothing is started, nothing written), start the
  * session, then patch every sled. Preloaded, the constructor runs before the program's own
  * constructors; linked statically (libxray-rt.a) it runs first among the program's (priority
- * 101). Shut-down (destructor, or the _exit/exec wrappers, or a fatal signal): the calling
+ * 101); when the program has already taken XRay over through the API (xray_api.c), it patches
+ * nothing. Shut-down (destructor, or the _exit/exec wrappers, or a fatal signal): the calling
  * thread's open frames get their exits, then the session writes the log.
  *
  * Where the log goes: <FLIGHTREC_DIR>/xray-log.<program>.<suffix> (FLIGHTREC_DIR defaults to
@@ -40,7 +41,7 @@ __attribute__((section(XR_MARKER_SECTION), used)) static const char xr_marker[] 
 	"flightrec xray-rt";
 
 /* Copy the value of `key` in XRAY_OPTIONS-style flags ("k=v k2='v 2',k3=v3:...") into out. */
-static int xr_flag(const char *flags, const char *key, char *out, size_t size)
+int xr_flag(const char *flags, const char *key, char *out, size_t size)
 {
 	size_t klen = strlen(key);
 	const char *p = flags;
@@ -161,7 +162,8 @@ __attribute__((constructor(101))) static void xr_init(void)
 		return; /* not an XRay program, or its own copy of the runtime records it */
 	if (rec_session_ensure() < 0)
 		return;
-	xr_patch_all();
+	if (!__atomic_load_n(&xr_api_driven, __ATOMIC_ACQUIRE))
+		xr_patch_all(); /* else the program patches, through the API (xray_api.c) */
 }
 
 /* The end of this image's trace: the calling thread's open frames end now. */
@@ -179,26 +181,10 @@ __attribute__((destructor(101))) static void xr_fini(void)
 	xr_finish();
 }
 
-/* --- compiler-rt API: a program written for compiler-rt's FDR mode links and runs -------- */
+/* --- compiler-rt API: the logging modes (handlers and patching: xray_api.c) -------------- */
 
-/* XRayPatchingStatus */
-enum { XR_NOT_INITIALIZED = 0, XR_SUCCESS = 1, XR_FAILED = 3 };
 /* XRayLogInitStatus, XRayLogFlushStatus */
 enum { XR_LOG_INITIALIZED = 2, XR_LOG_FINALIZED = 4, XR_LOG_FLUSHED = 2 };
-
-XR_EXPORT int __xray_patch(void)
-{
-	if (rec_sess.state != REC_SESSION_ACTIVE)
-		return XR_NOT_INITIALIZED;
-	return xr_patch_all() == 0 ? XR_SUCCESS : XR_FAILED;
-}
-
-XR_EXPORT int __xray_unpatch(void)
-{
-	if (rec_sess.state != REC_SESSION_ACTIVE)
-		return XR_NOT_INITIALIZED;
-	return xr_unpatch_all() == 0 ? XR_SUCCESS : XR_FAILED;
-}
 
 /* recording is always on: these say yes and change nothing */
 XR_EXPORT int __xray_log_init_mode(const char *mode, const char *config)

@@ -477,6 +477,36 @@ static int xr_patch_tp_sled(struct xr_sled *s)
 	return xr_patch_fn_sled(s, XR_T_TP, 0xe8);
 }
 
+/* one sled, to our trampolines; 0 when patched. One that already calls them is left as it is
+ * (rewriting it would switch it off for a moment: a thread passing then would miss an event) */
+static int xr_patch_sled(struct xr_sled *s)
+{
+	if (s->kind != XR_SLED_CUSTOM && s->kind != XR_SLED_TYPED && xr_sled_owner(s->addr) == 1)
+		return 0;
+	switch (s->kind) {
+	case XR_SLED_ENTRY:
+		return xr_patch_fn_sled(s, XR_T_ENTRY, 0xe8);
+	case XR_SLED_EXIT:
+		return xr_patch_fn_sled(s, XR_T_EXIT, 0xe9);
+	case XR_SLED_TAIL:
+		return xr_patch_fn_sled(s, XR_T_TAIL, 0xe8);
+	case XR_SLED_LOG_ARGS:
+		return xr_patch_fn_sled(s, XR_T_ARGS, 0xe8);
+	case XR_SLED_CUSTOM:
+		return xr_patch_custom_sled(s);
+	default:
+		return -1;
+	}
+}
+
+static void xr_unpatch_sled(struct xr_sled *s)
+{
+	if (s->kind == XR_SLED_CUSTOM)
+		xr_store16((uint8_t *)s->addr, 0x0feb);
+	else
+		xr_unpatch_fn_sled(s);
+}
+
 int xr_patch_all(void)
 {
 	uint32_t done = 0, skipped = 0;
@@ -506,26 +536,7 @@ int xr_patch_all(void)
 			}
 			continue;
 		}
-		switch (s->kind) {
-		case XR_SLED_ENTRY:
-			r = xr_patch_fn_sled(s, XR_T_ENTRY, 0xe8);
-			break;
-		case XR_SLED_EXIT:
-			r = xr_patch_fn_sled(s, XR_T_EXIT, 0xe9);
-			break;
-		case XR_SLED_TAIL:
-			r = xr_patch_fn_sled(s, XR_T_TAIL, 0xe8);
-			break;
-		case XR_SLED_LOG_ARGS:
-			r = xr_patch_fn_sled(s, XR_T_ARGS, 0xe8);
-			break;
-		case XR_SLED_CUSTOM:
-			r = xr_patch_custom_sled(s);
-			break;
-		default:
-			r = -1;
-			break;
-		}
+		r = xr_patch_sled(s);
 		if (r == 0) {
 			s->patched = 1;
 			done++;
@@ -551,13 +562,70 @@ int xr_unpatch_all(void)
 		struct xr_sled *s = &xr_map.sleds[i];
 		if (!s->patched)
 			continue;
-		if (s->kind == XR_SLED_CUSTOM)
-			xr_store16((uint8_t *)s->addr, 0x0feb);
-		else
-			xr_unpatch_fn_sled(s);
+		xr_unpatch_sled(s);
 		s->patched = 0;
 	}
 	xr_text_protect(PROT_READ | PROT_EXEC);
 	xr_patched = 0;
 	return 0;
+}
+
+/*
+ * __xray_patch_function / __xray_unpatch_function: the sleds of function `id` alone, with one
+ * mprotect over the pages they lie on. Returns how many of its entry, exit and tail sleds now
+ * are as asked (its custom-event sleds are switched too but, as in compiler-rt, not counted),
+ * -1 when the text could not be made writable or the trampolines cannot be reached.
+ */
+int xr_patch_function(uint32_t id, int enable)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0, plo, phi;
+	int done = 0;
+
+	if (xr_load() <= 0 || (enable && xr_setup_targets() < 0))
+		return -1;
+	for (size_t i = 0; i < xr_map.count; i++) {
+		const struct xr_sled *s = &xr_map.sleds[i];
+		if (s->id != id)
+			continue;
+		uintptr_t end =
+			s->addr + (s->kind == XR_SLED_CUSTOM ? XR_CUSTOM_SLED_SIZE : XR_SLED_SIZE);
+		lo = s->addr < lo ? s->addr : lo;
+		hi = end > hi ? end : hi;
+	}
+	if (hi == 0)
+		return 0;
+	plo = lo & ~((uintptr_t)xr_page - 1);
+	phi = (hi + (uintptr_t)xr_page - 1) & ~((uintptr_t)xr_page - 1);
+	if (mprotect((void *)plo, phi - plo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return -1;
+	for (size_t i = 0; i < xr_map.count; i++) {
+		struct xr_sled *s = &xr_map.sleds[i];
+		if (s->id != id)
+			continue;
+		if (enable && xr_patch_sled(s) == 0) {
+			xr_patched += !s->patched;
+			s->patched = 1;
+			done += s->kind != XR_SLED_CUSTOM;
+		} else if (!enable) {
+			if (s->patched)
+				xr_unpatch_sled(s);
+			xr_patched -= s->patched;
+			s->patched = 0;
+			done += s->kind != XR_SLED_CUSTOM;
+		}
+	}
+	mprotect((void *)plo, phi - plo, PROT_READ | PROT_EXEC);
+	return done;
+}
+
+/* the map is there and valid (compiler-rt's "XRay is initialized") */
+int xr_map_ready(void)
+{
+	return xr_load() > 0;
+}
+
+/* the highest function id (ids are 1 .. this), 0 without a map */
+uint32_t xr_max_fid(void)
+{
+	return xr_load() > 0 ? xr_map.max_id : 0;
 }

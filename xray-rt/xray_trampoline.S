@@ -31,6 +31,14 @@
  * came, to the complete path. Measured on the 2-vCPU VM: the C leaf behind a 9-register save
  * cost ~4 ns more per call than this, about 15 % of the whole (doc/design.md).
  * Structure offsets: xray_asm.h, checked against the C structs at compile time.
+ *
+ * The program's own handlers (compiler-rt's API, xray_api.c): each trampoline first tests its
+ * handler slot (entry, exit, tail: xr_api_fn; log-args: xr_api_arg1, then xr_api_fn; custom:
+ * xr_api_custom), one load and a branch that is never taken while the program set none.
+ * When one is set, the API path calls it the way compiler-rt's trampolines do: arguments
+ * (fid, XRayEntryType[, the function's first argument]) or (data, size); the stack aligned to
+ * 16 bytes; the integer argument registers, rax, r10, r11 and xmm0-7 kept (the handler is
+ * ordinary code that may use SSE); the flags too around a custom event.
  */
 #include "xray-rt/xray_asm.h"
 #include "librecord/rec_tp_asm.h"
@@ -139,12 +147,140 @@
 	xorl %eax, %eax
 .endm
 
+
+/* --- the program's handlers ------------------------------------------------------------ */
+
+/* everything an instrumented function may hold at a sled: the integer argument registers,
+ * rax (a varargs call's vector count, or a return value), rdx, r10, r11 and xmm0-7; the stack
+ * aligned to 16 bytes below them (frame on rbp) */
+.macro API_SAVE
+	push %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	mov %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	and $-16, %rsp
+	sub $208, %rsp
+	mov %rdi, 0(%rsp)
+	mov %rsi, 8(%rsp)
+	mov %rdx, 16(%rsp)
+	mov %rcx, 24(%rsp)
+	mov %r8, 32(%rsp)
+	mov %r9, 40(%rsp)
+	mov %rax, 48(%rsp)
+	mov %r10, 56(%rsp)
+	mov %r11, 64(%rsp)
+	movups %xmm0, 80(%rsp)
+	movups %xmm1, 96(%rsp)
+	movups %xmm2, 112(%rsp)
+	movups %xmm3, 128(%rsp)
+	movups %xmm4, 144(%rsp)
+	movups %xmm5, 160(%rsp)
+	movups %xmm6, 176(%rsp)
+	movups %xmm7, 192(%rsp)
+.endm
+
+.macro API_RESTORE
+	movups 80(%rsp), %xmm0
+	movups 96(%rsp), %xmm1
+	movups 112(%rsp), %xmm2
+	movups 128(%rsp), %xmm3
+	movups 144(%rsp), %xmm4
+	movups 160(%rsp), %xmm5
+	movups 176(%rsp), %xmm6
+	movups 192(%rsp), %xmm7
+	mov 0(%rsp), %rdi
+	mov 8(%rsp), %rsi
+	mov 16(%rsp), %rdx
+	mov 24(%rsp), %rcx
+	mov 32(%rsp), %r8
+	mov 40(%rsp), %r9
+	mov 48(%rsp), %rax
+	mov 56(%rsp), %r10
+	mov 64(%rsp), %r11
+	mov %rbp, %rsp
+	.cfi_def_cfa_register %rsp
+	pop %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
+.endm
+
+/* an entry, exit or tail sled for the handler in xr_api_fn: handler(fid, \type) */
+.macro API_FN name, type
+	.type \name, @function
+	.p2align 4
+\name:
+	.cfi_startproc
+	API_SAVE
+	movq xr_api_fn(%rip), %rax
+	testq %rax, %rax
+	jz 1f
+	movl %r10d, %edi
+	movl $\type, %esi
+	call *%rax
+1:
+	API_RESTORE
+	ret
+	.cfi_endproc
+	.size \name, .-\name
+.endm
+
+	API_FN xray_entry_api, 0
+	API_FN xray_exit_api, 1
+	API_FN xray_tail_api, 2
+
+/* a log-args sled: handler(fid, LOG_ARGS_ENTRY, first argument), the arg1 handler or else
+ * the entry one */
+	.type xray_args_api, @function
+	.p2align 4
+xray_args_api:
+	.cfi_startproc
+	API_SAVE
+	movq xr_api_arg1(%rip), %rax
+	testq %rax, %rax
+	jnz 2f
+	movq xr_api_fn(%rip), %rax
+	testq %rax, %rax
+	jz 1f
+2:
+	movq %rdi, %rdx
+	movl $3, %esi
+	movl %r10d, %edi
+	call *%rax
+1:
+	API_RESTORE
+	ret
+	.cfi_endproc
+	.size xray_args_api, .-xray_args_api
+
+/* a custom event: handler(data, size); rdi and rsi are the sled's, which restores them */
+	.type xray_custom_api, @function
+	.p2align 4
+xray_custom_api:
+	.cfi_startproc
+	pushfq
+	.cfi_adjust_cfa_offset 8
+	API_SAVE
+	movq xr_api_custom(%rip), %rax
+	testq %rax, %rax
+	jz 1f
+	call *%rax
+1:
+	API_RESTORE
+	popfq
+	.cfi_adjust_cfa_offset -8
+	ret
+	.cfi_endproc
+	.size xray_custom_api, .-xray_custom_api
+
 	.globl xray_tramp_entry
 	.hidden xray_tramp_entry
 	.type xray_tramp_entry, @function
 	.p2align 4
 xray_tramp_entry:
 	.cfi_startproc
+	cmpq $0, xr_api_fn(%rip)
+	jne xray_entry_api
 	PUSH5
 	/* 40(%rsp): our return address; 48(%rsp): the function's return-address slot */
 	GUARD_UP .Le_slow
@@ -219,6 +355,10 @@ xray_entry_complete:
 	.p2align 4
 xray_tramp_args:
 	.cfi_startproc
+	cmpq $0, xr_api_arg1(%rip)
+	jne xray_args_api
+	cmpq $0, xr_api_fn(%rip)
+	jne xray_args_api
 	SAVE9
 	mov 8(%rsp), %edi
 	lea 80(%rsp), %rsi
@@ -236,6 +376,8 @@ xray_tramp_args:
 	.p2align 4
 xray_tramp_tail:
 	.cfi_startproc
+	cmpq $0, xr_api_fn(%rip)
+	jne xray_tail_api
 	SAVE9
 	mov %r10d, %edi
 	lea 80(%rsp), %rsi
@@ -262,6 +404,8 @@ xray_tramp_tail:
 	.p2align 4
 xray_tramp_exit:
 	.cfi_startproc
+	cmpq $0, xr_api_fn(%rip)
+	jne xray_exit_api
 	push %rax
 	.cfi_adjust_cfa_offset 8
 	push %rdx
@@ -357,6 +501,8 @@ xray_exit_complete:
 xray_tramp_custom:
 __xray_CustomEvent:
 	.cfi_startproc
+	cmpq $0, xr_api_custom(%rip)
+	jne xray_custom_api
 	SAVE9
 	mov 72(%rsp), %rdx		/* our return address: which sled called */
 	CALL_ALIGNED xray_custom_hook	/* rdi, rsi: still the sled's data and size */
