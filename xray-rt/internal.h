@@ -125,6 +125,13 @@ void xray_custom_hook(const void *data, size_t size, uintptr_t ret);
 extern uintptr_t xr_api_fn, xr_api_arg1, xr_api_custom;
 /* the program has driven XRay through the API (its first call that changes anything) */
 extern int xr_api_driven;
+/* the handler setters without their exported names (which a program may interpose), and our
+ * recording's slots on or off (xray_api.c) */
+int xr_api_set_fn(uintptr_t fn);
+int xr_api_set_arg1(uintptr_t fn);
+void xr_api_ours(int on);
+/* our FDR logging mode's handle_arg0 (xray_log.c): setting it as the handler means ours */
+void xr_fdr_arg0(int32_t fid, int type);
 /* XRAY_OPTIONS-style flags: copy the value of `key` into out; 0 when found */
 int xr_flag(const char *flags, const char *key, char *out, size_t size);
 

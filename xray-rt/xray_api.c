@@ -114,26 +114,56 @@ static int xr_api_set(uintptr_t *slot, uintptr_t fn, uintptr_t none, const char 
 	return 1;
 }
 
+/* our FDR mode's handle_arg0 (xray_log.c) stands for our recording: its slot value is 0 */
+int xr_api_set_fn(uintptr_t fn)
+{
+	if (fn == (uintptr_t)xr_fdr_arg0)
+		return xr_api_set(&xr_api_fn, 0, 0, "xray-fdr");
+	return xr_api_set(&xr_api_fn, fn, (uintptr_t)xr_api_none, "__xray_set_handler");
+}
+
+/* an empty arg1 slot is compiler-rt's null: log-args sleds go to the entry handler */
+int xr_api_set_arg1(uintptr_t fn)
+{
+	return xr_api_set(&xr_api_arg1, fn, 0, "__xray_set_handler_arg1");
+}
+
+/* Our recording on (every slot ours) or off (the slots that were ours now call nothing): our
+ * FDR mode's init and finalize (xray_log.c); handlers the program set stay. */
+void xr_api_ours(int on)
+{
+	uintptr_t *slots[] = {&xr_api_fn, &xr_api_custom};
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		uintptr_t ours = 0;
+		if (on)
+			__atomic_store_n(slots[i], 0, __ATOMIC_RELEASE);
+		else
+			__atomic_compare_exchange_n(slots[i], &ours, (uintptr_t)xr_api_none, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	if (on)
+		__atomic_store_n(&xr_api_arg1, 0, __ATOMIC_RELEASE);
+}
+
 XR_EXPORT int __xray_set_handler(void (*entry)(int32_t, int))
 {
-	return xr_api_set(&xr_api_fn, (uintptr_t)entry, (uintptr_t)xr_api_none,
-			  "__xray_set_handler");
+	return xr_api_set_fn((uintptr_t)entry);
 }
 
 XR_EXPORT int __xray_remove_handler(void)
 {
-	return __xray_set_handler(NULL);
+	return xr_api_set_fn(0);
 }
 
-/* an empty arg1 slot is compiler-rt's null: log-args sleds go to the entry handler */
 XR_EXPORT int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t))
 {
-	return xr_api_set(&xr_api_arg1, (uintptr_t)entry, 0, "__xray_set_handler_arg1");
+	return xr_api_set_arg1((uintptr_t)entry);
 }
 
 XR_EXPORT int __xray_remove_handler_arg1(void)
 {
-	return __xray_set_handler_arg1(NULL);
+	return xr_api_set_arg1(0);
 }
 
 XR_EXPORT int __xray_set_customevent_handler(void (*entry)(void *, size_t))

@@ -1,6 +1,6 @@
 /*
- * xray_main: xray-rt's front end description, start-up and shut-down, XRAY_OPTIONS, and
- * compiler-rt's logging-mode entry points (its handler and patching API: xray_api.c).
+ * xray_main: xray-rt's front end description, start-up and shut-down, XRAY_OPTIONS
+ * (compiler-rt's API: xray_api.c for handlers and patching, xray_log.c for logging modes).
  *
  * Start-up (constructor): when the executable has an `xray_instr_map` (else this is some
  * other program that inherited LD_PRELOAD: nothing is started, nothing written), start the
@@ -26,8 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define XR_EXPORT __attribute__((visibility("default")))
 
 /* %fs-relative fallback for xr_cpu_off when rseq is not there: always CPU 0 */
 static __thread uint32_t xr_no_rseq_cpu __attribute__((tls_model("initial-exec")));
@@ -179,27 +177,4 @@ void xr_finish(void)
 __attribute__((destructor(101))) static void xr_fini(void)
 {
 	xr_finish();
-}
-
-/* --- compiler-rt API: the logging modes (handlers and patching: xray_api.c) -------------- */
-
-/* XRayLogInitStatus, XRayLogFlushStatus */
-enum { XR_LOG_INITIALIZED = 2, XR_LOG_FINALIZED = 4, XR_LOG_FLUSHED = 2 };
-
-/* recording is always on: these say yes and change nothing */
-XR_EXPORT int __xray_log_init_mode(const char *mode, const char *config)
-{
-	(void)mode;
-	(void)config;
-	return XR_LOG_INITIALIZED;
-}
-
-XR_EXPORT int __xray_log_finalize(void)
-{
-	return XR_LOG_FINALIZED;
-}
-
-XR_EXPORT int __xray_log_flushLog(void)
-{
-	return XR_LOG_FLUSHED;
 }

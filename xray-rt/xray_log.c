@@ -1,0 +1,334 @@
+/*
+ * xray_log: compiler-rt 14's logging-mode API (xray/xray_log_interface.h): the registry of
+ * modes (register, select, current mode), the current implementation (__xray_set_log_impl,
+ * __xray_remove_log_impl) and its lifecycle calls (init, init_mode[_bin], finalize, flushLog),
+ * and the buffer iterator behind __xray_log_process_buffers, with compiler-rt's semantics and
+ * status codes: a mode the program registers works exactly as under compiler-rt.
+ *
+ * Our own recording is registered as "xray-fdr" (the log it writes is an FDR log), the current
+ * mode from the start when XRAY_OPTIONS says xray_mode=xray-fdr (or xray_fdr_log=true), as
+ * compiler-rt's would be (else no mode is current, as in compiler-rt). Selecting it makes our
+ * recording the entry/exit handler (xray_api.c). Its lifecycle follows compiler-rt's FDR
+ * states, uninitialized at first (our recording still runs from the start, as without the
+ * API): init (from uninitialized) makes our recording the handler of every slot, as
+ * compiler-rt's FDR init installs its handlers, finalize (from initialized) turns it off
+ * (slots that were ours then call nothing; the program's own handlers stay), flushLog (from
+ * finalized) returns to uninitialized. What differs: there is one log, written at exit with
+ * everything recorded while ours was the handler, not one file per flush; XRAY_FDR_OPTIONS
+ * are not read, and no buffers are offered to __xray_log_process_buffers (it returns FLUSHED
+ * after none).
+ *
+ * One lock (a mutex) around the registry and the current implementation, held while the
+ * implementation's calls run, as compiler-rt's spin lock is; none of this is on the hot path.
+ */
+#include "xray-rt/internal.h"
+#include "librecord/rec_util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XR_EXPORT __attribute__((visibility("default")))
+
+/* XRayLogInitStatus, XRayLogFlushStatus, XRayLogRegisterStatus */
+enum { XR_LOG_UNINITIALIZED = 0, XR_LOG_INITIALIZED = 2, XR_LOG_FINALIZED = 4 };
+enum { XR_LOG_NOT_FLUSHING = 0, XR_LOG_FLUSHED = 2 };
+enum { XR_REG_OK = 0, XR_REG_DUPLICATE = 1, XR_REG_NOT_FOUND = 2, XR_REG_INCOMPLETE = 3 };
+
+/* struct XRayLogImpl and struct XRayBuffer, as the header lays them out */
+struct xr_log_impl {
+	int (*log_init)(size_t, size_t, void *, size_t);
+	int (*log_finalize)(void);
+	void (*handle_arg0)(int32_t, int);
+	int (*flush_log)(void);
+};
+
+struct xr_buffer {
+	const void *data;
+	size_t size;
+};
+
+struct xr_mode {
+	struct xr_mode *next;
+	const char *name;
+	struct xr_log_impl impl;
+};
+
+static pthread_mutex_t xr_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xr_mode *xr_modes; /* newest first */
+static const struct xr_mode *xr_cur_mode;
+static struct xr_log_impl xr_cur_impl;
+static int xr_have_impl; /* compiler-rt's GlobalXRayImpl != NULL */
+static int xr_log_ready;
+
+static struct xr_buffer xr_null_iterator(struct xr_buffer b)
+{
+	(void)b;
+	return (struct xr_buffer){NULL, 0};
+}
+
+static uintptr_t xr_buffer_iterator = (uintptr_t)xr_null_iterator;
+
+/* --- our recording as the "xray-fdr" mode ---------------------------------------------- */
+
+static int xr_fdr_status = XR_LOG_UNINITIALIZED;
+
+static int xr_fdr_init(size_t buffer_size, size_t max_buffers, void *config, size_t size)
+{
+	int st = XR_LOG_UNINITIALIZED;
+
+	(void)buffer_size;
+	(void)max_buffers;
+	(void)config;
+	(void)size;
+	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_INITIALIZED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return st;
+	xr_api_ours(1);
+	return XR_LOG_INITIALIZED;
+}
+
+static int xr_fdr_finalize(void)
+{
+	int st = XR_LOG_INITIALIZED;
+
+	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_FINALIZED, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return st;
+	xr_api_ours(0);
+	return XR_LOG_FINALIZED;
+}
+
+/* never called: it names our recording in a handler slot (xr_api_set_fn) */
+void xr_fdr_arg0(int32_t fid, int type)
+{
+	(void)fid;
+	(void)type;
+}
+
+/* the records stay in the session's log, written at exit */
+static int xr_fdr_flush(void)
+{
+	int st = XR_LOG_FINALIZED;
+
+	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_UNINITIALIZED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return XR_LOG_NOT_FLUSHING;
+	return XR_LOG_FLUSHED;
+}
+
+static struct xr_mode xr_fdr_mode = {
+	.name = "xray-fdr",
+	.impl = {xr_fdr_init, xr_fdr_finalize, xr_fdr_arg0, xr_fdr_flush},
+};
+
+/* XRAY_OPTIONS asks for compiler-rt's FDR mode: xray_mode=xray-fdr, or the deprecated
+ * xray_fdr_log=true */
+static int xr_fdr_chosen(void)
+{
+	const char *opts = rec_getenv("XRAY_OPTIONS");
+	char v[32];
+
+	if (!opts)
+		return 0;
+	if (xr_flag(opts, "xray_mode", v, sizeof(v)) == 0 && strcmp(v, "xray-fdr") == 0)
+		return 1;
+	return xr_flag(opts, "xray_fdr_log", v, sizeof(v)) == 0 &&
+	       (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"));
+}
+
+/* first use, with the lock held: our mode registered, and selected (not initialized: the
+ * program calls __xray_log_init_mode) when XRAY_OPTIONS chose it, as compiler-rt does */
+static void xr_log_setup(void)
+{
+	if (xr_log_ready)
+		return;
+	xr_log_ready = 1;
+	xr_fdr_mode.next = xr_modes;
+	xr_modes = &xr_fdr_mode;
+	if (xr_fdr_chosen()) {
+		xr_cur_mode = &xr_fdr_mode;
+		xr_cur_impl = xr_fdr_mode.impl;
+		xr_have_impl = 1;
+	}
+}
+
+static void xr_log_enter(void)
+{
+	pthread_mutex_lock(&xr_log_lock);
+	xr_log_setup();
+}
+
+static void xr_log_leave(void)
+{
+	pthread_mutex_unlock(&xr_log_lock);
+}
+
+static int xr_impl_complete(const struct xr_log_impl *impl)
+{
+	return impl->log_init && impl->log_finalize && impl->handle_arg0 && impl->flush_log;
+}
+
+XR_EXPORT int __xray_log_register_mode(const char *mode, struct xr_log_impl impl)
+{
+	struct xr_mode *m;
+
+	if (!xr_impl_complete(&impl))
+		return XR_REG_INCOMPLETE;
+	xr_log_enter();
+	for (m = xr_modes; m; m = m->next)
+		if (strcmp(m->name, mode) == 0) {
+			xr_log_leave();
+			return XR_REG_DUPLICATE;
+		}
+	m = calloc(1, sizeof(*m));
+	if (m && !(m->name = strdup(mode))) {
+		free(m);
+		m = NULL;
+	}
+	if (m) {
+		m->impl = impl;
+		m->next = xr_modes;
+		xr_modes = m;
+	}
+	xr_log_leave();
+	/* compiler-rt cannot fail here (its allocator dies instead): say the mode is missing */
+	return m ? XR_REG_OK : XR_REG_NOT_FOUND;
+}
+
+XR_EXPORT int __xray_log_select_mode(const char *mode)
+{
+	const struct xr_mode *m;
+
+	xr_log_enter();
+	for (m = xr_modes; m; m = m->next)
+		if (strcmp(m->name, mode) == 0)
+			break;
+	if (m) {
+		xr_cur_mode = m;
+		xr_cur_impl = m->impl;
+		xr_have_impl = 1;
+		xr_api_set_fn((uintptr_t)m->impl.handle_arg0);
+	}
+	xr_log_leave();
+	return m ? XR_REG_OK : XR_REG_NOT_FOUND;
+}
+
+XR_EXPORT const char *__xray_log_get_current_mode(void)
+{
+	const char *name;
+
+	xr_log_enter();
+	name = xr_cur_mode ? xr_cur_mode->name : NULL;
+	xr_log_leave();
+	return name;
+}
+
+/* an incomplete implementation removes the current one (and the current mode) */
+XR_EXPORT void __xray_set_log_impl(struct xr_log_impl impl)
+{
+	xr_log_enter();
+	if (!xr_impl_complete(&impl)) {
+		xr_have_impl = 0;
+		xr_cur_mode = NULL;
+		xr_api_set_fn(0);
+		xr_api_set_arg1(0);
+	} else {
+		xr_cur_impl = impl;
+		xr_have_impl = 1;
+		xr_api_set_fn((uintptr_t)impl.handle_arg0);
+	}
+	xr_log_leave();
+}
+
+XR_EXPORT void __xray_remove_log_impl(void)
+{
+	xr_log_enter();
+	xr_have_impl = 0;
+	xr_api_set_fn(0);
+	xr_api_set_arg1(0);
+	xr_log_leave();
+}
+
+XR_EXPORT int __xray_log_init(size_t buffer_size, size_t max_buffers, void *args, size_t size)
+{
+	int r = XR_LOG_UNINITIALIZED;
+
+	xr_log_enter();
+	if (xr_have_impl)
+		r = xr_cur_impl.log_init(buffer_size, max_buffers, args, size);
+	xr_log_leave();
+	return r;
+}
+
+/* init_mode and init_mode_bin: only the current mode, by name, with a configuration */
+static int xr_log_init_named(const char *mode, const char *config, size_t size)
+{
+	int r = XR_LOG_UNINITIALIZED;
+
+	xr_log_enter();
+	if (xr_have_impl && config && mode && xr_cur_mode && strcmp(xr_cur_mode->name, mode) == 0)
+		r = xr_cur_impl.log_init(0, 0, (void *)config, size);
+	xr_log_leave();
+	return r;
+}
+
+XR_EXPORT int __xray_log_init_mode(const char *mode, const char *config)
+{
+	return xr_log_init_named(mode, config, 0);
+}
+
+XR_EXPORT int __xray_log_init_mode_bin(const char *mode, const char *config, size_t size)
+{
+	return xr_log_init_named(mode, config, size);
+}
+
+XR_EXPORT int __xray_log_finalize(void)
+{
+	int r = XR_LOG_UNINITIALIZED;
+
+	xr_log_enter();
+	if (xr_have_impl)
+		r = xr_cur_impl.log_finalize();
+	xr_log_leave();
+	return r;
+}
+
+XR_EXPORT int __xray_log_flushLog(void)
+{
+	int r = XR_LOG_NOT_FLUSHING;
+
+	xr_log_enter();
+	if (xr_have_impl)
+		r = xr_cur_impl.flush_log();
+	xr_log_leave();
+	return r;
+}
+
+XR_EXPORT void __xray_log_set_buffer_iterator(struct xr_buffer (*it)(struct xr_buffer))
+{
+	__atomic_store_n(&xr_buffer_iterator, (uintptr_t)it, __ATOMIC_RELEASE);
+}
+
+XR_EXPORT void __xray_log_remove_buffer_iterator(void)
+{
+	__xray_log_set_buffer_iterator(xr_null_iterator);
+}
+
+/* each buffer the current iterator gives, to `proc` with the current mode's name (compiler-rt
+ * takes no lock here either: the iterator belongs to a finalized mode) */
+XR_EXPORT int __xray_log_process_buffers(void (*proc)(const char *, struct xr_buffer))
+{
+	struct xr_buffer (*it)(struct xr_buffer);
+	struct xr_buffer b;
+	const char *mode;
+
+	if (!__atomic_load_n(&xr_have_impl, __ATOMIC_ACQUIRE))
+		return XR_LOG_NOT_FLUSHING;
+	it = (struct xr_buffer(*)(struct xr_buffer))__atomic_load_n(&xr_buffer_iterator,
+								    __ATOMIC_ACQUIRE);
+	mode = xr_cur_mode ? xr_cur_mode->name : NULL;
+	for (b = it((struct xr_buffer){NULL, 0}); b.data; b = it(b))
+		proc(mode, b);
+	return XR_LOG_FLUSHED;
+}
