@@ -22,6 +22,9 @@
  * to PROT_READ|PROT_EXEC), one mprotect over the pages from the lowest sled to the highest, as
  * compiler-rt does; the sleds must lie in the executable's own executable segments.
  * Typed-event sleds are left alone (llvm-xray 14 cannot load a map that has them).
+ * The program's own patching calls (compiler-rt's API, xray_api.c) come here too: everything
+ * (xr_patch_all, xr_unpatch_all) or one function id (xr_patch_function, one mprotect over the
+ * pages of its sleds); a sled that already calls our trampolines is not rewritten.
  *
  * compiler-rt's runtime linked in as well (a stock `clang -fxray-instrument` binary, with us
  * preloaded): the program's __xray_* calls bind to compiler-rt's copies inside the executable,
