@@ -40,6 +40,8 @@ void cli_print_quoted(const void *p, size_t n, char quote);
  */
 /* NAME ends in SUFFIX and has something before it */
 bool cli_has_suffix(const char *name, const char *suffix);
+/* a name ending in .json (formats/chrome/cli_chrome.c) */
+bool cli_json_name(const char *name);
 /* the trace files PATH stands for: PATH itself if it is not a directory, else the entries that
  * MATCH and SNIFF accept, in name order; malloc'ed (free with cli_free_paths), *N of them.
  * NULL after printing "PATH: no WHAT in this directory" or why PATH cannot be read */

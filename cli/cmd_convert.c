@@ -18,7 +18,7 @@
 #include "formats/common/conv.h"
 
 static const char usage[] =
-	"usage: flightrec convert [--to=chrome|speedscope|folded] [-o OUT] PATH\n"
+	"usage: flightrec convert [--to=chrome|speedscope|folded] [-o OUT] [-m FILE] PATH\n"
 	"  Convert the trace at PATH for a viewer, streaming: memory grows with the distinct\n"
 	"  functions and call stacks, not with the events. Frames a trace leaves open (lost\n"
 	"  events, a thread that never returned) end at their thread's last time.\n"
@@ -27,7 +27,10 @@ static const char usage[] =
 	"                  thread; folded: folded stacks for flame graphs, weighted by self time\n"
 	"                  in ns\n"
 	"  -o, --output=OUT  the file to write (default: standard output)\n"
-	"Today PATH is a uftrace.data directory; the other formats say so.\n"
+	"  -m, --instr-map=FILE  XRay: the executable (or llvm-xray's YAML map) that names\n"
+	"                  the function ids (default: LOG.yaml beside the log, if any)\n"
+	"PATH is a uftrace.data directory, an XRay log (or a directory of them) or a Chrome\n"
+	"trace; the other formats say they cannot be converted yet.\n"
 	"Exit status: 0 converted, 1 a trace that cannot be read (what could be read is\n"
 	"converted) or OUT that cannot be written, 2 usage.\n";
 
@@ -36,12 +39,14 @@ int cmd_convert(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "instr-map", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct conv_writer *wr = &conv_chrome;
 	const struct cli_format *fmt;
 	const char *outpath = NULL;
+	struct cli_convert_opts copts = { 0 };
 	char *tmp = NULL;
 	struct conv_stream cs;
 	FILE *out = stdout;
@@ -49,7 +54,7 @@ int cmd_convert(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:m:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			wr = conv_writer_find(optarg);
@@ -59,6 +64,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'o':
 			outpath = strcmp(optarg, "-") ? optarg : NULL;
+			break;
+		case 'm':
+			copts.instr_map = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -97,7 +105,7 @@ int cmd_convert(int argc, char **argv)
 		ret = CLI_BAD_TRACE;
 		wret = -1;
 	} else {
-		ret = fmt->convert(argv[optind], &cs);
+		ret = fmt->convert(argv[optind], &copts, &cs);
 		wret = conv_finish(&cs);
 	}
 	if (fflush(out) != 0)

@@ -29,6 +29,10 @@ struct cli_stats_opts {
 
 struct conv_stream;
 
+struct cli_convert_opts {
+	const char *instr_map; /* XRay: the executable or YAML map naming function ids */
+};
+
 struct cli_format {
 	const char *name;
 	const char *what; /* "a uftrace.data directory" */
@@ -38,7 +42,8 @@ struct cli_format {
 	int (*stats)(const char *path, const struct cli_stats_opts *o);
 	/* the trace's function entries and exits into CS (formats/common/conv.h), each thread
 	 * in turn; NULL: this format cannot be converted yet */
-	int (*convert)(const char *path, struct conv_stream *cs);
+	int (*convert)(const char *path, const struct cli_convert_opts *o,
+		       struct conv_stream *cs);
 };
 
 /* the format of PATH, or NULL after printing why none fits */

@@ -22,7 +22,10 @@
 #include "cli/namecount.h"
 #include "formats/chrome/read_chrome.h"
 
-static bool has_json_suffix(const char *name)
+int chrome_cli_convert(const char *path, const struct cli_convert_opts *o,
+		       struct conv_stream *cs); /* cli_convert.c */
+
+bool cli_json_name(const char *name)
 {
 	return cli_has_suffix(name, ".json");
 }
@@ -30,19 +33,19 @@ static bool has_json_suffix(const char *name)
 /* a Chrome trace file named *.json (a PATH that is not a directory must be named so too) */
 static bool chrome_sniff_file(const char *path)
 {
-	return has_json_suffix(path) && ctr_sniff_file(path);
+	return cli_json_name(path) && ctr_sniff_file(path);
 }
 
 /* the JSON traces PATH stands for, malloc'ed; NULL after printing why none */
 static char **chrome_paths(const char *path, size_t *n)
 {
-	return cli_trace_paths(path, has_json_suffix, ctr_sniff_file, "Chrome trace JSON file", n);
+	return cli_trace_paths(path, cli_json_name, ctr_sniff_file, "Chrome trace JSON file", n);
 }
 
 /* a JSON trace, or a directory of them (and nothing a more specific format claims) */
 static bool chrome_sniff(const char *path)
 {
-	return cli_sniff_traces(path, has_json_suffix, chrome_sniff_file);
+	return cli_sniff_traces(path, cli_json_name, chrome_sniff_file);
 }
 
 static int chrome_verify(const char *path, const struct cli_verify_opts *o)
@@ -180,4 +183,5 @@ const struct cli_format cli_format_chrome = {
 	.verify = chrome_verify,
 	.dump = chrome_dump,
 	.stats = chrome_stats,
+	.convert = chrome_cli_convert,
 };

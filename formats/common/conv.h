@@ -32,7 +32,7 @@ extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded;
 /* the writer called NAME, or NULL */
 const struct conv_writer *conv_writer_find(const char *name);
 
-#define CONV_MAX_DEPTH 4096
+#define CONV_MAX_DEPTH 65536 /* frames; deeper ones lose both ends (counted) */
 
 struct conv_stream {
 	const struct conv_writer *wr;

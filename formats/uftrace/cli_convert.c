@@ -71,13 +71,15 @@ fail:
 	return -1;
 }
 
-int ufcli_convert(const char *path, struct conv_stream *cs)
+int ufcli_convert(const char *path, const struct cli_convert_opts *o,
+		  struct conv_stream *cs)
 {
 	struct ufr_data *d;
 	struct ufcli_addr_cache *cache;
 	struct rd_error err, first;
 	int ret = CLI_OK;
 
+	(void)o;
 	rd_error_clear(&err);
 	rd_error_clear(&first);
 	if (ufr_open(path, UFR_OPEN_LENIENT, &d, &err) < 0) {

@@ -14,7 +14,8 @@
 int ufcli_verify(const char *path, const struct cli_verify_opts *o);
 int ufcli_dump(const char *path, const struct cli_dump_opts *o);
 int ufcli_stats(const char *path, const struct cli_stats_opts *o);
-int ufcli_convert(const char *path, struct conv_stream *cs);
+int ufcli_convert(const char *path, const struct cli_convert_opts *o,
+		  struct conv_stream *cs);
 
 struct ufr_data;
 struct ufr_thread;

@@ -25,6 +25,9 @@
 #include "cli/format.h"
 #include "formats/xray/read_xray.h"
 
+int xray_cli_convert(const char *path, const struct cli_convert_opts *o,
+		     struct conv_stream *cs); /* cli_convert.c */
+
 /* the logs PATH stands for, malloc'ed; NULL after printing why none */
 static char **xray_paths(const char *path, size_t *n)
 {
@@ -361,4 +364,5 @@ const struct cli_format cli_format_xray = {
 	.verify = xray_verify,
 	.dump = xray_dump,
 	.stats = xray_stats,
+	.convert = xray_cli_convert,
 };

@@ -21,6 +21,7 @@ struct logw {
 	char buf[1 << 18];
 	size_t len;
 	int depth, max_depth;
+	int quiet; /* count only */
 };
 
 static struct logw logw_state;
@@ -37,6 +38,8 @@ static void log_put(struct logw *l, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (l->quiet)
+		return;
 	va_start(ap, fmt);
 	l->len += (size_t)vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
 	va_end(ap);
@@ -107,6 +110,7 @@ static void test_stream_depth_cap(void **state)
 
 	(void)state;
 	conv_open(&cs, &logwriter, NULL, "t");
+	logw_state.quiet = 1;
 	conv_thread(&cs, 1, 1);
 	for (int i = 0; i < CONV_MAX_DEPTH + 10; i++)
 		assert_int_equal(conv_enter(&cs, (uint64_t)i, "f"), 0);
