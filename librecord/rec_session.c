@@ -384,6 +384,8 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 	rec_sess.ppid = getppid();
 	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
 	rec_sess.exe[n > 0 ? n : 0] = '\0';
+	if (fe->check && fe->check(rec_why, sizeof(rec_why)) < 0)
+		goto off;
 	rec_clock_calibrate();
 	rec_sess.start_ns = rec_clock_ns();
 	if (rec_open_dirs() < 0)

@@ -43,6 +43,9 @@ struct rec_frontend {
 	size_t thread_size;                /* bytes of front-end state after struct rec_thread */
 	/* optional: called once the environment is parsed, before any thread attaches */
 	void (*configured)(const struct rec_config *cfg);
+	/* optional: called after `configured`, before any file is made: < 0 turns recording off,
+	 * with the reason it wrote in why said in the single warning of a failed start */
+	int (*check)(char *why, size_t len);
 	/* optional: called when the session is set up (clock calibrated), before it records */
 	void (*started)(void);
 	/* optional: called in a fork child with the forking thread's new and old state */
