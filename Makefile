@@ -221,6 +221,7 @@ $(B)/host/tests/unit/%.o: HOST_CFLAGS += -DFLIGHTREC_SAMPLES_DIR='"$(CURDIR)/tes
 UNIT_EXTRA_test_xray_map := $(B)/host/xray-rt/xray_map.o
 UNIT_EXTRA_test_cacheray := $(B)/host/cacheray-rt/cr_options.o
 UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
+UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
 .SECONDEXPANSION:
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

@@ -14,6 +14,7 @@
 #define MCOUNT_INTERNAL_H
 
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "librecord/rec_session.h"
@@ -54,6 +55,30 @@ struct mc_thread {
 	struct mc_frame rstack[]; /* mc_max_stack entries */
 };
 
+/*
+ * The filtering paths' state (mcount_filter.h; only while mc_fconf.active, when the fast
+ * paths always decline): struct mc_fthread then one struct mc_fframe per rstack entry, after
+ * rstack[mc_max_stack]. Without a filter the thread has no such area at all.
+ */
+struct mc_fthread {
+	uint32_t fdepth;    /* levels recorded since the last -F/-N match (uftrace's
+			     * filter.depth, counted up): -D compares it */
+	uint32_t in_count;  /* -F frames on the stack */
+	uint32_t out_count; /* -N frames on the stack */
+	uint32_t rec_depth; /* recorded frames on the stack: the uftrace depth of the next one */
+};
+
+struct mc_fframe {
+	uint64_t start;	       /* -t: the entry time, its entry written when it is decided */
+	uint32_t saved_fdepth; /* fdepth before it, back at its exit */
+	uint16_t rec_depth;    /* its depth in the trace */
+	uint16_t flags;	       /* MC_FF_* */
+};
+#define MC_FF_NORECORD 1 /* on the shadow stack only (a -N frame or under one, filtered out) */
+#define MC_FF_IN 2	 /* matched by -F: in_count counts it */
+#define MC_FF_OUT 4	 /* matched by -N: out_count counts it */
+#define MC_FF_WRITTEN 8	 /* its entry is in the trace */
+
 extern uint32_t mc_max_stack;
 /* what the fast paths may use: mc_max_stack, or 0 without a TSC (the complete hooks then
  * read the fallback clock) */
@@ -71,6 +96,19 @@ static inline struct mc_thread *mc_thread_of(struct rec_thread *t)
 {
 	return (struct mc_thread *)rec_thread_fe(t);
 }
+
+static inline struct mc_fthread *mc_fthread_of(struct mc_thread *mt)
+{
+	return (struct mc_fthread *)&mt->rstack[mc_max_stack];
+}
+
+static inline struct mc_fframe *mc_fframe_of(struct mc_thread *mt, uint32_t d)
+{
+	return (struct mc_fframe *)(mc_fthread_of(mt) + 1) + d;
+}
+
+/* the bytes of the filter area of a thread, 0 without a filter */
+size_t mc_filter_area_size(void);
 
 /* trampolines (mcount_trampoline.S) */
 void mcount_return(void);

@@ -13,12 +13,19 @@
  * signal handler) records nothing and counts what it lost. A -pg frame entered then is not
  * hijacked (no exit will come); a -finstrument-functions frame is counted in `nested` so its
  * exit, which also comes before the interrupted hook resumes, is matched.
+ *
+ * Record-time filters (-F -N -D -t, mcount_filter.h): when one is set, mc_fast_max_stack is 0
+ * so every hook comes here, and the complete hooks take their filtering branch (mc_filter_*
+ * below, uftrace 0.13's mcount_entry_filter_check / mcount_exit_filter_record /
+ * record_trace_data). Without a filter that branch is one predicted test on the complete
+ * paths, and the fast paths are as they were.
  */
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
 #include "formats/uftrace/uftrace_format.h"
 
 #include "libmcount/mcount_asm.h"
+#include "libmcount/mcount_filter.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -60,11 +67,137 @@ static inline void mc_record(struct rec_thread *t, unsigned type, unsigned depth
 	rec_commit(t);
 }
 
+static inline void mc_record_at(struct rec_thread *t, unsigned type, unsigned depth,
+				uintptr_t addr, uint64_t time)
+{
+	struct uftrace_record *r = rec_reserve(t, sizeof(*r));
+	if (unlikely(!r))
+		return;
+	r->time = time;
+	r->word = uftrace_record_word(type, depth, addr);
+	rec_commit(t);
+}
+
+/*
+ * A new frame at depth d, function ip, under the filters: uftrace's decision. 0: -pg frames
+ * the filters leave out entirely (uftrace's FILTER_OUT: not hijacked, no shadow-stack entry;
+ * skip_ok); else the frame's filter state is set (a frame left out with skip_ok 0, a
+ * -finstrument-functions one, whose exit hook comes anyway, is kept with MC_FF_NORECORD) and
+ * its entry written unless -t defers it to its exit.
+ */
+static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t d, uintptr_t ip,
+			   int skip_ok)
+{
+	struct mc_fthread *fs = mc_fthread_of(mt);
+	struct mc_fframe *ff = mc_fframe_of(mt, d);
+	uint32_t mode, flags = 0;
+
+	ff->saved_fdepth = fs->fdepth;
+	ff->rec_depth = (uint16_t)fs->rec_depth;
+	if (fs->out_count)
+		goto out; /* under a -N function */
+	mode = mc_ftable_lookup(&mc_fconf.table, ip);
+	if (mode) {
+		if (mode == MC_FILTER_IN) {
+			fs->in_count++;
+			flags = MC_FF_IN;
+		} else {
+			fs->out_count++;
+			flags = MC_FF_OUT;
+		}
+		fs->fdepth = 0; /* a match starts the -D count again */
+	} else if (mc_fconf.table.has_in && !fs->in_count) {
+		goto out; /* outside every -F function */
+	}
+	if (mc_fconf.depth && fs->fdepth >= mc_fconf.depth) {
+		/* too deep (a match reset the count: mc_fconf.depth >= 1 lets it through) */
+		goto out;
+	}
+	fs->fdepth++;
+	if (fs->out_count) {
+		ff->flags = (uint16_t)(flags | MC_FF_NORECORD);
+		return 1;
+	}
+	fs->rec_depth++;
+	if (mc_fconf.time) {
+		ff->start = MC_CLOCK();
+		ff->flags = (uint16_t)flags;
+	} else {
+		ff->flags = (uint16_t)(flags | MC_FF_WRITTEN);
+		mc_record(t, UFTRACE_ENTRY, ff->rec_depth, ip);
+	}
+	return 1;
+out:
+	if (skip_ok)
+		return 0;
+	ff->flags = MC_FF_NORECORD;
+	return 1;
+}
+
+/* -t: frame d is written: first the entries of the recorded frames under it that are not
+ * (from the newest written one up), then its own */
+static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d)
+{
+	uint32_t i = d;
+
+	while (i > 0 && !(mc_fframe_of(mt, i - 1)->flags & MC_FF_WRITTEN))
+		i--;
+	for (; i <= d; i++) {
+		struct mc_fframe *ff = mc_fframe_of(mt, i);
+		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN))
+			continue;
+		mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip, ff->start);
+		ff->flags |= MC_FF_WRITTEN;
+	}
+}
+
+/* Frame d (just taken off the shadow stack) ends: the filter state it changed goes back, and
+ * its exit is written if it is recorded (write 0: it cannot be now, counted lost). */
+static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write)
+{
+	struct mc_fthread *fs = mc_fthread_of(mt);
+	struct mc_fframe *ff = mc_fframe_of(mt, d);
+	uint64_t now;
+
+	if (ff->flags & MC_FF_IN)
+		fs->in_count--;
+	else if (ff->flags & MC_FF_OUT)
+		fs->out_count--;
+	fs->fdepth = ff->saved_fdepth;
+	if (ff->flags & MC_FF_NORECORD)
+		return;
+	fs->rec_depth = ff->rec_depth;
+	if (!write) {
+		if (ff->flags & MC_FF_WRITTEN)
+			rec_count_lost(t, REC_LOST_NESTED, 1);
+		return;
+	}
+	now = MC_CLOCK();
+	if (!(ff->flags & MC_FF_WRITTEN)) {
+		/* uftrace keeps a function longer than the threshold, not one as long */
+		if (now - ff->start <= mc_fconf.time)
+			return;
+		mc_filter_flush(t, mt, d);
+	}
+	mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
+}
+
+size_t mc_filter_area_size(void)
+{
+	if (!mc_fconf.active)
+		return 0;
+	return sizeof(struct mc_fthread) + (size_t)mc_max_stack * sizeof(struct mc_fframe);
+}
+
 /* Pop the top frame with an exit record (a frame whose return we will not see). */
 static void mc_pop_frame(struct rec_thread *t, struct mc_thread *mt)
 {
 	uint32_t d = --mt->depth;
-	mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
+
+	if (unlikely(mc_fconf.active))
+		mc_filter_exit(t, mt, d, 1);
+	else
+		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 }
 
 /* Keep a frame taken off the shadow stack that may return later (struct mc_grave). */
@@ -173,6 +306,9 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 		rec_count_lost(t, REC_LOST_DEPTH, 2);
 		goto out;
 	}
+	/* a frame the filters leave out is not hijacked: no exit will come */
+	if (unlikely(mc_fconf.active) && !mc_filter_enter(t, mt, d, child_ip, 1))
+		goto out;
 	f = &mt->rstack[d];
 	f->parent_loc = parent_loc;
 	f->parent_ip = *parent_loc;
@@ -181,7 +317,8 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 	f->restored = 0;
 	*parent_loc = (uintptr_t)mcount_return;
 	mt->depth = d + 1;
-	mc_record(t, UFTRACE_ENTRY, d, child_ip);
+	if (likely(!mc_fconf.active))
+		mc_record(t, UFTRACE_ENTRY, d, child_ip);
 out:
 	barrier();
 	t->busy = 0;
@@ -227,7 +364,9 @@ uintptr_t mcount_exit(uintptr_t *sp)
 				1);
 	ret = mt->rstack[d].parent_ip;
 	mt->depth = d;
-	if (likely(!busy))
+	if (unlikely(mc_fconf.active))
+		mc_filter_exit(t, mt, d, !busy);
+	else if (likely(!busy))
 		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 	else
 		rec_count_lost(t, REC_LOST_NESTED, 1);
@@ -267,7 +406,10 @@ __attribute__((noinline)) static void mc_cyg_enter_complete(void *fn, uintptr_t 
 	f->kind = MC_FRAME_CYG;
 	f->restored = 0;
 	mt->depth = d + 1;
-	mc_record(t, UFTRACE_ENTRY, d, (uintptr_t)fn);
+	if (unlikely(mc_fconf.active))
+		mc_filter_enter(t, mt, d, (uintptr_t)fn, 0); /* its exit hook comes anyway */
+	else
+		mc_record(t, UFTRACE_ENTRY, d, (uintptr_t)fn);
 out:
 	barrier();
 	t->busy = 0;
@@ -441,6 +583,8 @@ static void mc_drop_all(struct rec_thread *t, struct mc_thread *mt)
 	t->busy = 1;
 	barrier();
 	mt->depth = 0;
+	if (mc_fconf.active)
+		*mc_fthread_of(mt) = (struct mc_fthread){ 0 };
 	mc_in_exception(t) = 0;
 	barrier();
 	t->busy = busy;

@@ -6,6 +6,7 @@
  * because a preloaded library is initialised before the program, finishes the trace.
  */
 #include "libmcount/internal.h"
+#include "libmcount/mcount_filter.h"
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
@@ -29,10 +30,27 @@ static void mc_configured(const struct rec_config *cfg)
 		sizeof(struct mc_thread) + (size_t)mc_max_stack * sizeof(struct mc_frame);
 }
 
-/* The clock is calibrated now: the fast paths read only the TSC. */
+/* The record-time filters (mcount_filter.h): read and resolved against the modules loaded
+ * now; a bad value turns recording off with one warning. A thread then has the filter area
+ * after its shadow stack. */
+static int mc_check(char *why, size_t len)
+{
+	if (mc_filter_setup(why, len) < 0)
+		return -1;
+	if (mc_fconf.active && mc_tp_mode) {
+		rec_snprintf(why, len, "the filters (FLIGHTREC_FILTER, _DEPTH, _TIME_FILTER) do "
+			     "not apply to tracepoints (the tfile format)");
+		return -1;
+	}
+	rec_frontend_self_storage.thread_size += mc_filter_area_size();
+	return 0;
+}
+
+/* The clock is calibrated now: the fast paths read only the TSC. With a filter they always
+ * decline (a depth limit of 0), so that every call takes the complete, filtering hooks. */
 static void mc_started(void)
 {
-	mc_fast_max_stack = rec_clock_g.use_tsc ? mc_max_stack : 0;
+	mc_fast_max_stack = rec_clock_g.use_tsc && !mc_fconf.active ? mc_max_stack : 0;
 	if (mc_tp_mode)
 		mc_tp_start();
 }
@@ -44,6 +62,9 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 	struct mc_thread *c = mc_thread_of(child);
 
 	memcpy(c, p, sizeof(*p) + (size_t)p->depth * sizeof(struct mc_frame));
+	if (mc_fconf.active)
+		memcpy(mc_fthread_of(c), mc_fthread_of((struct mc_thread *)p),
+		       sizeof(struct mc_fthread) + (size_t)p->depth * sizeof(struct mc_fframe));
 }
 
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
@@ -59,6 +80,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.sink = &uftrace_sink,
 	.thread_size = sizeof(struct mc_thread) + 1024 * sizeof(struct mc_frame),
 	.configured = mc_configured,
+	.check = mc_check,
 	.started = mc_started,
 	.fork_thread = mc_fork_thread,
 	.lost_per_hook = 2, /* entry hooks: the entry, and the exit of a frame not hijacked */

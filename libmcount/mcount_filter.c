@@ -1,0 +1,839 @@
+/*
+ * mcount_filter: FLIGHTREC_FILTER / _DEPTH / _TIME_FILTER / _MATCH read and compiled into the
+ * address-range table the hooks search (see mcount_filter.h for the meaning of each).
+ *
+ * The regex matcher: POSIX extended syntax as glibc's regcomp takes it for symbol names
+ * (literals, '.', bracket expressions with ranges and [:class:], '^', '$', groups,
+ * alternation, '*' '+' '?' '{m}' '{m,}' '{m,n}', '\' escapes, glibc's \w \W \s \S), parsed
+ * into a node array and run by backtracking with explicit continuations: a boolean search,
+ * so leftmost-longest does not matter. Steps are bounded per name. What it does not take
+ * (back-references, \b, collating elements) is an error, never a silent mismatch.
+ * Session start only: no malloc (the table grows with rec_mem_grow), no stdio.
+ */
+#include "libmcount/mcount_filter.h"
+#include "librecord/rec_symtab.h"
+#include "librecord/rec_util.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+enum { RX_CHAR, RX_ANY, RX_SET, RX_BOL, RX_EOL, RX_GROUP, RX_ALT };
+#define RX_END 0xffff
+#define RX_INF 0xffff
+#define RX_DEPTH 32		/* nested groups */
+#define RX_STEPS (1u << 20)	/* per name searched */
+#define REGEX_CHARS ".?*+-^$|()[]{}" /* uftrace's: a pattern without them is a plain name */
+
+struct mc_filter_conf mc_fconf;
+
+static void mc_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void mc_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- bracket expressions (regex and glob) ---- */
+
+static void set_add(uint8_t *set, unsigned c)
+{
+	set[(c & 255) >> 3] |= (uint8_t)(1u << (c & 7));
+}
+
+static int set_has(const uint8_t *set, unsigned c)
+{
+	return set[(c & 255) >> 3] >> (c & 7) & 1;
+}
+
+static int set_class(uint8_t *set, const char *name, size_t len)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int);
+	} classes[] = { { "alpha", isalpha }, { "digit", isdigit }, { "alnum", isalnum },
+			{ "upper", isupper }, { "lower", islower }, { "space", isspace },
+			{ "punct", ispunct }, { "xdigit", isxdigit }, { "print", isprint },
+			{ "graph", isgraph }, { "cntrl", iscntrl }, { "blank", isblank } };
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		if (strlen(classes[i].name) != len || memcmp(classes[i].name, name, len))
+			continue;
+		for (unsigned c = 1; c < 256; c++)
+			if (classes[i].fn((int)c))
+				set_add(set, c);
+		return 0;
+	}
+	return -1;
+}
+
+/* The bracket expression at s (just after '['): the set, and where it ends (after ']').
+ * glob: '!' negates too, and '\' escapes (fnmatch without FNM_NOESCAPE). -1: malformed. */
+static int bracket(const char *s, const char *end, uint8_t set[32], int glob, const char **after,
+		   char *err, size_t errlen)
+{
+	int neg = 0, first = 1;
+
+	memset(set, 0, 32);
+	if (s < end && (*s == '^' || (glob && *s == '!'))) {
+		neg = 1;
+		s++;
+	}
+	for (;;) {
+		unsigned lo, hi;
+
+		if (s >= end) {
+			mc_err(err, errlen, "unmatched '['");
+			return -1;
+		}
+		if (*s == ']' && !first)
+			break;
+		first = 0;
+		if (s[0] == '[' && s + 1 < end && (s[1] == '.' || s[1] == '=')) {
+			mc_err(err, errlen, "collating elements ([. .] [= =]) are not supported");
+			return -1;
+		}
+		if (s[0] == '[' && s + 1 < end && s[1] == ':') {
+			const char *c = s + 2, *e = c;
+			while (e + 1 < end && !(e[0] == ':' && e[1] == ']'))
+				e++;
+			if (e + 1 >= end || set_class(set, c, (size_t)(e - c)) < 0) {
+				mc_err(err, errlen, "unknown character class in '[%.*s'",
+				       (int)(end - s), s);
+				return -1;
+			}
+			s = e + 2;
+			continue;
+		}
+		if (glob && *s == '\\' && s + 1 < end)
+			s++;
+		lo = (unsigned char)*s++;
+		hi = lo;
+		if (s + 1 < end && s[0] == '-' && s[1] != ']') {
+			s++;
+			if (glob && *s == '\\' && s + 1 < end)
+				s++;
+			hi = (unsigned char)*s++;
+			if (hi < lo) {
+				mc_err(err, errlen, "invalid range end in bracket expression");
+				return -1;
+			}
+		}
+		for (unsigned c = lo; c <= hi; c++)
+			set_add(set, c);
+	}
+	if (neg)
+		for (unsigned i = 0; i < 32; i++)
+			set[i] = (uint8_t)~set[i];
+	set[0] &= (uint8_t)~1u; /* NUL never matches */
+	*after = s + 1;
+	return 0;
+}
+
+/* ---- regex parsing ---- */
+
+struct rx_parse {
+	struct mc_pattern *p;
+	const char *s, *end;
+	char *err;
+	size_t errlen;
+};
+
+static int rx_new(struct rx_parse *ps, int op)
+{
+	struct mc_rx_node *n;
+
+	if (ps->p->nnodes >= MC_RX_NODES) {
+		mc_err(ps->err, ps->errlen, "too complex (more than %d nodes)", MC_RX_NODES);
+		return -1;
+	}
+	n = &ps->p->nodes[ps->p->nnodes];
+	*n = (struct mc_rx_node){ .op = (uint8_t)op, .min = 1, .max = 1, .next = RX_END,
+				  .sub = RX_END };
+	return ps->p->nnodes++;
+}
+
+static int rx_new_set(struct rx_parse *ps)
+{
+	int n;
+
+	if (ps->p->nsets >= MC_RX_SETS) {
+		mc_err(ps->err, ps->errlen, "more than %d bracket expressions", MC_RX_SETS);
+		return -1;
+	}
+	n = rx_new(ps, RX_SET);
+	if (n >= 0)
+		ps->p->nodes[n].c = (uint8_t)ps->p->nsets++;
+	return n;
+}
+
+static int rx_alt(struct rx_parse *ps, int depth);
+
+/* \w \W \s \S (glibc's), or a literal */
+static int rx_escape(struct rx_parse *ps)
+{
+	char c;
+	int n;
+
+	if (ps->s >= ps->end) {
+		mc_err(ps->err, ps->errlen, "trailing backslash");
+		return -1;
+	}
+	c = *ps->s++;
+	if (c == 'w' || c == 'W' || c == 's' || c == 'S') {
+		uint8_t *set;
+
+		n = rx_new_set(ps);
+		if (n < 0)
+			return -1;
+		set = ps->p->sets[ps->p->nodes[n].c];
+		memset(set, 0, 32);
+		if (c == 'w' || c == 'W') {
+			set_class(set, "alnum", 5);
+			set_add(set, '_');
+		} else {
+			set_class(set, "space", 5);
+		}
+		if (c == 'W' || c == 'S')
+			for (unsigned i = 0; i < 32; i++)
+				set[i] = (uint8_t)~set[i];
+		set[0] &= (uint8_t)~1u;
+		return n;
+	}
+	if (strchr("bB<>`'123456789", c)) {
+		mc_err(ps->err, ps->errlen, "'\\%c' is not supported", c);
+		return -1;
+	}
+	n = rx_new(ps, RX_CHAR);
+	if (n >= 0)
+		ps->p->nodes[n].c = (uint8_t)c;
+	return n;
+}
+
+static int rx_atom(struct rx_parse *ps, int depth)
+{
+	char c = *ps->s++;
+	int n;
+
+	switch (c) {
+	case '(':
+		if (depth >= RX_DEPTH) {
+			mc_err(ps->err, ps->errlen, "groups nested deeper than %d", RX_DEPTH);
+			return -1;
+		}
+		n = rx_alt(ps, depth + 1);
+		if (n < 0)
+			return -1;
+		if (ps->s >= ps->end || *ps->s != ')') {
+			mc_err(ps->err, ps->errlen, "unmatched '('");
+			return -1;
+		}
+		ps->s++;
+		return n;
+	case '[': {
+		const char *after;
+		n = rx_new_set(ps);
+		if (n < 0 || bracket(ps->s, ps->end, ps->p->sets[ps->p->nodes[n].c], 0, &after,
+				     ps->err, ps->errlen) < 0)
+			return -1;
+		ps->s = after;
+		return n;
+	}
+	case '.':
+		return rx_new(ps, RX_ANY);
+	case '^':
+		return rx_new(ps, RX_BOL);
+	case '$':
+		return rx_new(ps, RX_EOL);
+	case '\\':
+		return rx_escape(ps);
+	case '*': case '+': case '?':
+		mc_err(ps->err, ps->errlen, "'%c' repeats nothing", c);
+		return -1;
+	default:
+		n = rx_new(ps, RX_CHAR);
+		if (n >= 0)
+			ps->p->nodes[n].c = (uint8_t)c;
+		return n;
+	}
+}
+
+static int rx_number(struct rx_parse *ps, unsigned *v)
+{
+	if (ps->s >= ps->end || !isdigit((unsigned char)*ps->s))
+		return -1;
+	*v = 0;
+	while (ps->s < ps->end && isdigit((unsigned char)*ps->s)) {
+		*v = *v * 10 + (unsigned)(*ps->s++ - '0');
+		if (*v > 255)
+			return -1; /* glibc takes more; no name part repeats that often */
+	}
+	return 0;
+}
+
+/* a quantifier at ps->s: 1 (min, max set), 0 (none), -1 (malformed) */
+static int rx_quant(struct rx_parse *ps, unsigned *min, unsigned *max)
+{
+	const char *save = ps->s;
+
+	if (ps->s >= ps->end)
+		return 0;
+	switch (*ps->s) {
+	case '*': *min = 0; *max = RX_INF; ps->s++; return 1;
+	case '+': *min = 1; *max = RX_INF; ps->s++; return 1;
+	case '?': *min = 0; *max = 1; ps->s++; return 1;
+	case '{':
+		ps->s++;
+		if (rx_number(ps, min) < 0) {
+			/* glibc: a '{' that starts no interval is a literal */
+			ps->s = save;
+			return 0;
+		}
+		*max = *min;
+		if (ps->s < ps->end && *ps->s == ',') {
+			ps->s++;
+			*max = RX_INF;
+			if (ps->s < ps->end && *ps->s != '}' && rx_number(ps, max) < 0)
+				goto bad;
+		}
+		if (ps->s >= ps->end || *ps->s != '}' || *max < *min)
+			goto bad;
+		ps->s++;
+		return 1;
+	default:
+		return 0;
+	}
+bad:
+	mc_err(ps->err, ps->errlen, "invalid interval '%.*s'", (int)(ps->end - save), save);
+	return -1;
+}
+
+/* a sequence up to '|', ')' or the end: its first node (RX_END if empty), -2 on error */
+static int rx_seq(struct rx_parse *ps, int depth)
+{
+	int first = RX_END, last = RX_END;
+
+	while (ps->s < ps->end && *ps->s != '|' && *ps->s != ')') {
+		unsigned min, max;
+		int n = rx_atom(ps, depth), q;
+
+		if (n < 0)
+			return -2;
+		while ((q = rx_quant(ps, &min, &max)) > 0) {
+			struct mc_rx_node *a = &ps->p->nodes[n];
+			if (a->op == RX_BOL || a->op == RX_EOL) {
+				mc_err(ps->err, ps->errlen, "a repeated anchor is not supported");
+				return -2;
+			}
+			if (a->min != 1 || a->max != 1) {
+				/* x** or x{2}{3}: the repeated node in a group of its own */
+				int g = rx_new(ps, RX_GROUP), alt = g < 0 ? -1 : rx_new(ps, RX_ALT);
+				if (alt < 0)
+					return -2;
+				ps->p->nodes[g].sub = (uint16_t)alt;
+				ps->p->nodes[alt].sub = (uint16_t)n;
+				n = g;
+			}
+			ps->p->nodes[n].min = (uint16_t)min;
+			ps->p->nodes[n].max = (uint16_t)max;
+		}
+		if (q < 0)
+			return -2;
+		if (last == RX_END)
+			first = n;
+		else
+			ps->p->nodes[last].next = (uint16_t)n;
+		last = n;
+	}
+	return first;
+}
+
+/* alternatives up to ')' or the end, as a GROUP node */
+static int rx_alt(struct rx_parse *ps, int depth)
+{
+	int g = rx_new(ps, RX_GROUP), prev = -1;
+
+	if (g < 0)
+		return -1;
+	for (;;) {
+		int a = rx_new(ps, RX_ALT), seq;
+
+		if (a < 0)
+			return -1;
+		if (prev < 0)
+			ps->p->nodes[g].sub = (uint16_t)a;
+		else
+			ps->p->nodes[prev].next = (uint16_t)a;
+		seq = rx_seq(ps, depth);
+		if (seq == -2)
+			return -1;
+		ps->p->nodes[a].sub = (uint16_t)seq;
+		prev = a;
+		if (ps->s < ps->end && *ps->s == '|') {
+			ps->s++;
+			continue;
+		}
+		return g;
+	}
+}
+
+int mc_pattern_compile(struct mc_pattern *p, const char *text, size_t len, int glob, char *err,
+		       size_t errlen)
+{
+	struct rx_parse ps = { .p = p, .s = text, .end = text + len, .err = err,
+			       .errlen = errlen };
+	int root;
+
+	memset(p, 0, sizeof(*p));
+	if (len == 0 || len >= sizeof(p->text)) {
+		mc_err(err, errlen, len ? "longer than %d bytes" : "empty pattern",
+		       MC_PATT_LEN - 1);
+		return -1;
+	}
+	memcpy(p->text, text, len);
+	p->text[len] = '\0';
+	if (memchr(text, '\0', len)) {
+		mc_err(err, errlen, "a NUL byte in the pattern");
+		return -1;
+	}
+	/* as uftrace: a name without regex characters, or a demangled "operator new" */
+	if (!strpbrk(p->text, REGEX_CHARS) || !strncmp(p->text, "operator ", 9)) {
+		p->type = MC_PATT_SIMPLE;
+		return 0;
+	}
+	if (glob) {
+		const char *s = text, *after;
+		uint8_t set[32];
+
+		/* fnmatch takes a malformed bracket as a literal '['; only check what it can */
+		p->type = MC_PATT_GLOB;
+		while ((s = memchr(s, '[', (size_t)(ps.end - s))) != NULL) {
+			if (bracket(s + 1, ps.end, set, 1, &after, err, errlen) < 0 &&
+			    strstr(err, "class"))
+				return -1;
+			s++;
+		}
+		return 0;
+	}
+	p->type = MC_PATT_REGEX;
+	root = rx_alt(&ps, 0);
+	if (root < 0)
+		return -1;
+	if (ps.s < ps.end) {
+		mc_err(err, errlen, "unmatched ')'");
+		return -1;
+	}
+	p->root = (uint16_t)root;
+	return 0;
+}
+
+/* ---- regex matching ---- */
+
+struct rx_k {
+	const struct rx_k *up; /* the continuation after the group */
+	unsigned grp;	       /* the GROUP whose alternative this ends */
+	unsigned count;	       /* its repetitions so far, this one included */
+	const char *start;     /* where this repetition started */
+};
+
+struct rx_run {
+	const struct mc_pattern *p;
+	const char *subject;
+	uint32_t steps;
+};
+
+static int rx_seq_match(struct rx_run *r, unsigned n, const char *s, const struct rx_k *k);
+
+static int rx_group_more(struct rx_run *r, unsigned g, unsigned count, const char *start,
+			 const char *s, const struct rx_k *k)
+{
+	const struct mc_rx_node *node = &r->p->nodes[g];
+	int empty = count > 0 && start == s;
+
+	/* greedy: one more repetition first, unless the last one matched nothing */
+	if (count < node->max && !empty) {
+		struct rx_k kk = { .up = k, .grp = g, .count = count + 1, .start = s };
+		for (unsigned a = node->sub; a != RX_END; a = r->p->nodes[a].next)
+			if (rx_seq_match(r, r->p->nodes[a].sub, s, &kk))
+				return 1;
+	}
+	if (count >= node->min || empty)
+		return rx_seq_match(r, node->next, s, k);
+	return 0;
+}
+
+static int rx_one(const struct mc_pattern *p, const struct mc_rx_node *n, char c)
+{
+	if (c == '\0')
+		return 0;
+	switch (n->op) {
+	case RX_CHAR:
+		return (unsigned char)c == n->c;
+	case RX_ANY:
+		return 1;
+	default:
+		return set_has(p->sets[n->c], (unsigned char)c);
+	}
+}
+
+static int rx_seq_match(struct rx_run *r, unsigned n, const char *s, const struct rx_k *k)
+{
+	const struct mc_rx_node *node;
+	unsigned i;
+
+	if (++r->steps > RX_STEPS)
+		return 0;
+	if (n == RX_END) {
+		if (!k)
+			return 1;
+		return rx_group_more(r, k->grp, k->count, k->start, s, k->up);
+	}
+	node = &r->p->nodes[n];
+	switch (node->op) {
+	case RX_BOL:
+		return s == r->subject && rx_seq_match(r, node->next, s, k);
+	case RX_EOL:
+		return *s == '\0' && rx_seq_match(r, node->next, s, k);
+	case RX_GROUP:
+		return rx_group_more(r, n, 0, NULL, s, k);
+	default:
+		for (i = 0; i < node->max && rx_one(r->p, node, s[i]); i++)
+			;
+		for (;; i--) {
+			if (i < node->min)
+				return 0;
+			if (rx_seq_match(r, node->next, s + i, k))
+				return 1;
+			if (i == 0)
+				return 0;
+		}
+	}
+}
+
+/* ---- glob matching (fnmatch, flags 0) ---- */
+
+/* Does the one-character glob item at *pp match c? *pp moves past it. */
+static int glob_one(const char **pp, const char *pe, char c)
+{
+	const char *p = *pp, *after;
+	uint8_t set[32];
+	char err[8];
+
+	if (*p == '?') {
+		*pp = p + 1;
+		return 1;
+	}
+	if (*p == '[' && bracket(p + 1, pe, set, 1, &after, err, sizeof(err)) == 0) {
+		*pp = after;
+		return set_has(set, (unsigned char)c);
+	}
+	if (*p == '\\' && p + 1 < pe)
+		p++;
+	*pp = p + 1;
+	return *p == c;
+}
+
+static int glob_match(const char *p, const char *pe, const char *s)
+{
+	const char *star_p = NULL, *star_s = NULL;
+
+	while (*s) {
+		const char *q = p;
+		if (p < pe && *p == '*') {
+			star_p = ++p;
+			star_s = s;
+			continue;
+		}
+		if (p < pe && glob_one(&q, pe, *s)) {
+			p = q;
+			s++;
+			continue;
+		}
+		if (!star_p)
+			return 0;
+		p = star_p;
+		s = ++star_s;
+	}
+	while (p < pe && *p == '*')
+		p++;
+	return p == pe;
+}
+
+int mc_pattern_match(const struct mc_pattern *p, const char *name)
+{
+	struct rx_run r = { .p = p, .subject = name };
+	const char *s = name;
+
+	switch (p->type) {
+	case MC_PATT_SIMPLE:
+		return !strcmp(p->text, name);
+	case MC_PATT_GLOB:
+		return glob_match(p->text, p->text + strlen(p->text), name);
+	default:
+		/* searched: from every position, the end included (an empty match) */
+		do {
+			if (rx_seq_match(&r, p->root, s, NULL))
+				return 1;
+		} while (*s++ && r.steps <= RX_STEPS);
+		return 0;
+	}
+}
+
+/* ---- FLIGHTREC_FILTER ---- */
+
+int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *err,
+		    size_t errlen)
+{
+	const char *p = list;
+
+	s->n = 0;
+	s->has_in = 0;
+	while (*p) {
+		const char *e = strchr(p, ';');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int out = 0;
+		char why[160];
+
+		if (len && *p == '!') {
+			out = 1;
+			p++;
+			len--;
+		}
+		if (len == 0) {
+			if (out) {
+				mc_err(err, errlen, "'!' with no pattern");
+				return -1;
+			}
+		} else if (memchr(p, '@', len)) {
+			/* uftrace's PATTERN@MODULE and triggers: not taken */
+			mc_err(err, errlen, "'%.*s': PATTERN@MODULE and triggers are not supported",
+			       (int)len, p);
+			return -1;
+		} else if (s->n >= MC_FILTER_MAX) {
+			mc_err(err, errlen, "more than %d patterns", MC_FILTER_MAX);
+			return -1;
+		} else {
+			if (mc_pattern_compile(&s->p[s->n], p, len, glob, why, sizeof(why)) < 0) {
+				mc_err(err, errlen, "'%.*s': %s", (int)len, p, why);
+				return -1;
+			}
+			s->p[s->n].out = out;
+			s->has_in |= !out;
+			s->n++;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+int mc_filter_mode_of(const struct mc_filter_spec *s, const char *name)
+{
+	for (size_t i = s->n; i-- > 0;)
+		if (mc_pattern_match(&s->p[i], name))
+			return s->p[i].out ? MC_FILTER_OUT : MC_FILTER_IN;
+	return 0;
+}
+
+/* ---- the range table ---- */
+
+int mc_ftable_add(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
+		  uintptr_t lo, uintptr_t hi)
+{
+	int mode = 0, any_in = 0;
+
+	/* uftrace's filter mode is IN once an IN pattern matched a symbol, even one a later
+	 * notrace pattern then took */
+	for (size_t i = 0; i < s->n; i++) {
+		if (!mc_pattern_match(&s->p[i], name))
+			continue;
+		mode = s->p[i].out ? MC_FILTER_OUT : MC_FILTER_IN;
+		any_in |= !s->p[i].out;
+	}
+	if (!mode || lo >= hi)
+		return 0;
+	t->has_in |= any_in;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct mc_frange *r = rec_mem_grow(t->r, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		t->r = r;
+		t->cap = cap;
+	}
+	t->r[t->n] = (struct mc_frange){ .lo = lo, .hi = hi, .mode = (uint32_t)mode,
+					 .seq = (uint32_t)t->n };
+	t->n++;
+	return 0;
+}
+
+static int frange_cmp(const void *a, const void *b)
+{
+	const struct mc_frange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void mc_ftable_finish(struct mc_ftable *t)
+{
+	size_t o = 0;
+
+	rec_sort(t->r, t->n, sizeof(*t->r), frange_cmp);
+	for (size_t i = 0; i < t->n; i++) {
+		if (o && t->r[o - 1].lo == t->r[i].lo)
+			continue; /* an alias: the first added keeps the address */
+		if (o && t->r[o - 1].hi > t->r[i].lo)
+			t->r[o - 1].hi = t->r[i].lo;
+		t->r[o++] = t->r[i];
+	}
+	t->n = o;
+}
+
+void mc_ftable_free(struct mc_ftable *t)
+{
+	if (t->r)
+		rec_mem_free(t->r);
+	*t = (struct mc_ftable){ 0 };
+}
+
+int mc_parse_time(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mult;
+	} units[] = { { "", 1 }, { "ns", 1 }, { "nsec", 1 }, { "us", 1000 }, { "usec", 1000 },
+		      { "ms", 1000000 }, { "msec", 1000000 }, { "s", 1000000000 },
+		      { "sec", 1000000000 }, { "m", 60000000000ull },
+		      { "min", 60000000000ull } };
+	uint64_t whole = 0, frac = 0, fdiv = 1;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > UINT64_MAX / 10 - 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (fdiv < 1000000000) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				fdiv *= 10;
+			}
+		}
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t m = units[i].mult;
+		if (strcasecmp(p, units[i].unit))
+			continue;
+		if (whole > UINT64_MAX / m)
+			return -1;
+		/* no unit: ns, and the decimals are dropped (uftrace's parse_time) */
+		*ns = whole * m + frac * m / fdiv;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- the session's set-up ---- */
+
+static struct mc_filter_spec mc_spec; /* 64 compiled patterns: not on the stack */
+
+/* "N" with 1 <= N <= max */
+static int mc_parse_uint(const char *s, uint32_t max, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	if (*s || v == 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int mc_resolve(struct mc_ftable *t, const struct mc_filter_spec *s)
+{
+	if (rec_symtab_load() < 0)
+		return -1;
+	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
+		const struct rec_module *m = rec_symtab_module_at(k);
+
+		for (size_t i = 0; i < m->nsyms; i++) {
+			const struct rec_sym *sym = &m->syms[i];
+			uintptr_t hi = sym->addr + sym->size;
+
+			if (!sym->size) {
+				/* to the next function (past the aliases), or the module's end */
+				size_t j = i + 1;
+				while (j < m->nsyms && m->syms[j].addr == sym->addr)
+					j++;
+				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
+			}
+			if (mc_ftable_add(t, s, rec_symtab_name(m, sym), sym->addr, hi) < 0)
+				return -1;
+		}
+	}
+	mc_ftable_finish(t);
+	return 0;
+}
+
+int mc_filter_setup(char *why, size_t len)
+{
+	const char *filter = rec_getenv("FLIGHTREC_FILTER");
+	const char *depth = rec_getenv("FLIGHTREC_DEPTH");
+	const char *time = rec_getenv("FLIGHTREC_TIME_FILTER");
+	const char *match = rec_getenv("FLIGHTREC_MATCH");
+	int glob = 0;
+	char err[400];
+
+	mc_fconf = (struct mc_filter_conf){ 0 };
+	if (match && *match) {
+		if (!strcmp(match, "glob"))
+			glob = 1;
+		else if (strcmp(match, "regex")) {
+			mc_err(why, len, "FLIGHTREC_MATCH=%s is not regex or glob", match);
+			return -1;
+		}
+	}
+	if (depth && *depth && mc_parse_uint(depth, 65535, &mc_fconf.depth) < 0) {
+		mc_err(why, len, "FLIGHTREC_DEPTH=%s is not a depth in [1, 65535]", depth);
+		return -1;
+	}
+	if (time && *time && mc_parse_time(time, &mc_fconf.time) < 0) {
+		mc_err(why, len, "FLIGHTREC_TIME_FILTER=%s is not a time (e.g. 10us; units ns us "
+		       "ms s m)", time);
+		return -1;
+	}
+	if (filter && *filter) {
+		if (mc_filter_parse(&mc_spec, filter, glob, err, sizeof(err)) < 0) {
+			mc_err(why, len, "FLIGHTREC_FILTER: %s", err);
+			return -1;
+		}
+		if (mc_spec.n && mc_resolve(&mc_fconf.table, &mc_spec) < 0) {
+			mc_ftable_free(&mc_fconf.table);
+			mc_err(why, len, "FLIGHTREC_FILTER: cannot read the program's symbols");
+			return -1;
+		}
+	}
+	mc_fconf.active = mc_fconf.depth || mc_fconf.time || mc_fconf.table.n;
+	return 0;
+}

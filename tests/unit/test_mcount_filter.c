@@ -1,0 +1,260 @@
+/*
+ * test_mcount_filter: libmcount's record-time filter compilation (libmcount/mcount_filter.c):
+ * uftrace's pattern kinds (a plain name compared whole, a POSIX extended regex searched, a
+ * glob matched whole), our regex matcher checked against glibc's regexec (REG_EXTENDED |
+ * REG_NOSUB, what uftrace calls) on a table of patterns and names, and against fnmatch for
+ * globs; the patterns we refuse (with their reason); FLIGHTREC_FILTER's list ("a;!b", the
+ * last matching pattern decides); the address-range table the hooks search (aliases,
+ * overlaps, bounds, uftrace's filter mode); the -t time syntax.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libmcount/mcount_filter.h"
+
+static struct mc_pattern patt;
+
+static int match(const char *pattern, int glob, const char *name)
+{
+	char err[200];
+
+	if (mc_pattern_compile(&patt, pattern, strlen(pattern), glob, err, sizeof(err)) < 0)
+		fail_msg("'%s' refused: %s", pattern, err);
+	return mc_pattern_match(&patt, name);
+}
+
+static void test_kinds(void **state)
+{
+	(void)state;
+	/* no regex character: the whole name, not a part */
+	assert_true(match("ft_mid", 0, "ft_mid"));
+	assert_false(match("ft_mid", 0, "ft_middle"));
+	assert_false(match("ft_mid", 0, "x_ft_mid"));
+	assert_int_equal(patt.type, MC_PATT_SIMPLE);
+	/* a regex is searched anywhere */
+	assert_true(match("ft_m.d", 0, "x_ft_mid_y"));
+	assert_int_equal(patt.type, MC_PATT_REGEX);
+	assert_true(match("mid$", 0, "ft_mid"));
+	assert_false(match("mid$", 0, "ft_middle"));
+	/* a glob is matched whole */
+	assert_true(match("ft_t*", 1, "ft_top"));
+	assert_false(match("ft_t*", 1, "x_ft_top"));
+	assert_int_equal(patt.type, MC_PATT_GLOB);
+	/* --match=glob: a name without specials is still compared whole */
+	assert_false(match("ft", 1, "ft_top"));
+}
+
+/* the matcher agrees with glibc's regexec on every pair */
+static void test_regex_vs_glibc(void **state)
+{
+	static const char *const pats[] = {
+		"^ft_(top|rec)$", "mid$", "^main$", "a*ab", "(ab)+c", "(a|b)*c", "^(a|ab)(c|bcd)$",
+		"x{2,3}y", "x{2}", "x{2,}$", "[[:digit:]]+_", "[^a-z_]", "^[a-c-]+$", "[]x]", "a.c",
+		"\\.", "f(o|)o", "(|x)y", "((a)*b)*c", "^$", "_Z[0-9]+", "\\w+\\s", "(a*)*b",
+		"^.*$",
+		"(fo+|ba?r){2}", "[.]", "ab?c", "^(x|y|z)+(x|y|z)$", "[[:upper:]][[:lower:]]+",
+	};
+	static const char *const names[] = {
+		"ft_top", "ft_rec", "ft_top2", "ft_mid", "ft_middle", "main", "mainx", "aab", "ab",
+		"ababc", "abx", "abacbc", "abcd", "ac", "abd", "xxy", "xy", "xxxxy", "xx", "12_",
+		"abc", "ABC", "a-b", "x]", "a.c", "azc", "foo", "fo", "y", "zy", "aabbc", "",
+		"_Z3foov",
+		"foo bar", "b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", "fooobar", "barfoo", "Hello",
+		"xyzzy",
+	};
+	char err[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+		regex_t re;
+
+		assert_int_equal(regcomp(&re, pats[i], REG_EXTENDED | REG_NOSUB), 0);
+		if (mc_pattern_compile(&patt, pats[i], strlen(pats[i]), 0, err, sizeof(err)) < 0)
+			fail_msg("'%s' refused: %s", pats[i], err);
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++) {
+			int want = regexec(&re, names[j], 0, NULL, 0) == 0;
+			int got = mc_pattern_match(&patt, names[j]);
+			if (want != got)
+				fail_msg("'%s' on \"%s\": %d, regexec %d", pats[i], names[j], got,
+					 want);
+		}
+		regfree(&re);
+	}
+}
+
+static void test_glob_vs_fnmatch(void **state)
+{
+	static const char *const pats[] = { "ft_t*", "*mid*", "ft_?op", "[!f]*", "[a-f]t_*",
+					    "*_[[:digit:]]", "\\*x", "*", "a*b*c", "[^a]b" };
+	static const char *const names[] = { "ft_top", "ft_tip", "ft_mid", "ft_middle",
+					     "main", "et_x", "f_1", "*x", "axbyc", "abc", "bb",
+					     "ab", "" };
+	char err[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+		if (mc_pattern_compile(&patt, pats[i], strlen(pats[i]), 1, err, sizeof(err)) < 0)
+			fail_msg("'%s' refused: %s", pats[i], err);
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++) {
+			int want = fnmatch(pats[i], names[j], 0) == 0;
+			int got = mc_pattern_match(&patt, names[j]);
+			if (want != got)
+				fail_msg("glob '%s' on \"%s\": %d, fnmatch %d", pats[i], names[j],
+					 got, want);
+		}
+	}
+}
+
+/* what we do not take is an error naming why, never a pattern that matches nothing */
+static void test_refused(void **state)
+{
+	static const struct {
+		const char *pattern, *why;
+	} bad[] = { { "a(", "unmatched '('" },	 { "a)", "unmatched ')'" },
+		    { "*a", "repeats nothing" }, { "[abc", "unmatched '['" },
+		    { "(a)\\1", "not supported" }, { "x{3,1}", "invalid interval" },
+		    { "[[:nope:]]", "character class" }, { "^*", "repeated anchor" },
+		    { "[z-a]", "range" } };
+	char err[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (mc_pattern_compile(&patt, bad[i].pattern, strlen(bad[i].pattern), 0, err,
+				       sizeof(err)) == 0)
+			fail_msg("'%s' taken", bad[i].pattern);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': \"%s\", want \"%s\"", bad[i].pattern, err, bad[i].why);
+	}
+}
+
+static struct mc_filter_spec spec;
+
+static void test_list(void **state)
+{
+	char err[300];
+
+	(void)state;
+	assert_int_equal(mc_filter_parse(&spec, "ft_.*;!ft_mid", 0, err, sizeof(err)), 0);
+	assert_int_equal(spec.n, 2);
+	assert_int_equal(mc_filter_mode_of(&spec, "ft_mid"), MC_FILTER_OUT);
+	assert_int_equal(mc_filter_mode_of(&spec, "ft_top"), MC_FILTER_IN);
+	assert_int_equal(mc_filter_mode_of(&spec, "main"), 0);
+	/* the other order: the later -F takes ft_mid back */
+	assert_int_equal(mc_filter_parse(&spec, "!ft_mid;ft_.*", 0, err, sizeof(err)), 0);
+	assert_int_equal(mc_filter_mode_of(&spec, "ft_mid"), MC_FILTER_IN);
+	/* empty items are skipped; a lone '!' and PATTERN@MODULE are refused */
+	assert_int_equal(mc_filter_parse(&spec, ";a;;", 0, err, sizeof(err)), 0);
+	assert_int_equal(spec.n, 1);
+	assert_int_equal(mc_filter_parse(&spec, "a;!", 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'!'"));
+	assert_int_equal(mc_filter_parse(&spec, "malloc@libc", 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "PATTERN@MODULE"));
+	assert_int_equal(mc_filter_parse(&spec, "ok;bad(", 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'bad(': unmatched '('"));
+}
+
+static void test_table(void **state)
+{
+	struct mc_ftable t = { 0 };
+	char err[300];
+
+	(void)state;
+	assert_int_equal(mc_filter_parse(&spec, "^f;!^g", 0, err, sizeof(err)), 0);
+	/* added out of order; f2 overlaps g1 (a size too large); "falias" at g2's address
+	 * comes after g2: the first added keeps the address */
+	assert_int_equal(mc_ftable_add(&t, &spec, "f2", 0x2000, 0x2100), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "main", 0x1000, 0x1100), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "g1", 0x2080, 0x2200), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "g2", 0x3000, 0x3010), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "falias", 0x3000, 0x3010), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "f3", 0x4000, 0x4000), 0); /* empty */
+	mc_ftable_finish(&t);
+	assert_int_equal(t.n, 3);
+	assert_true(t.has_in);
+	assert_int_equal(mc_ftable_lookup(&t, 0x1000), 0);
+	assert_int_equal(mc_ftable_lookup(&t, 0x1fff), 0);
+	assert_int_equal(mc_ftable_lookup(&t, 0x2000), MC_FILTER_IN);
+	assert_int_equal(mc_ftable_lookup(&t, 0x207f), MC_FILTER_IN);
+	assert_int_equal(mc_ftable_lookup(&t, 0x2080), MC_FILTER_OUT);
+	assert_int_equal(mc_ftable_lookup(&t, 0x21ff), MC_FILTER_OUT);
+	assert_int_equal(mc_ftable_lookup(&t, 0x2200), 0);
+	assert_int_equal(mc_ftable_lookup(&t, 0x3005), MC_FILTER_OUT);
+	assert_int_equal(mc_ftable_lookup(&t, 0x3010), 0);
+	assert_int_equal(mc_ftable_lookup(&t, 0x4000), 0);
+	assert_int_equal(mc_ftable_lookup(&t, 0), 0);
+	assert_int_equal(mc_ftable_lookup(&t, UINTPTR_MAX), 0);
+	mc_ftable_free(&t);
+
+	/* -N alone: uftrace's filter mode is not IN (the rest is recorded) */
+	assert_int_equal(mc_filter_parse(&spec, "!^g", 0, err, sizeof(err)), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "g1", 0x10, 0x20), 0);
+	mc_ftable_finish(&t);
+	assert_false(t.has_in);
+	mc_ftable_free(&t);
+	/* an -F that matched a symbol a later -N took: IN all the same (uftrace's setup) */
+	assert_int_equal(mc_filter_parse(&spec, "g1;!g1", 0, err, sizeof(err)), 0);
+	assert_int_equal(mc_ftable_add(&t, &spec, "g1", 0x10, 0x20), 0);
+	mc_ftable_finish(&t);
+	assert_true(t.has_in);
+	assert_int_equal(mc_ftable_lookup(&t, 0x10), MC_FILTER_OUT);
+	mc_ftable_free(&t);
+
+	/* many ranges: every one found by the binary search */
+	assert_int_equal(mc_filter_parse(&spec, "^f", 0, err, sizeof(err)), 0);
+	for (uintptr_t a = 1000; a-- > 0;) {
+		uintptr_t lo = 0x10000 + a * 32;
+		assert_int_equal(mc_ftable_add(&t, &spec, "f", lo, lo + 16), 0);
+	}
+	mc_ftable_finish(&t);
+	assert_int_equal(t.n, 1000);
+	for (uintptr_t a = 0; a < 1000; a++) {
+		assert_int_equal(mc_ftable_lookup(&t, 0x10000 + a * 32 + 15), MC_FILTER_IN);
+		assert_int_equal(mc_ftable_lookup(&t, 0x10000 + a * 32 + 16), 0);
+	}
+	mc_ftable_free(&t);
+}
+
+static void test_time(void **state)
+{
+	uint64_t ns;
+
+	(void)state;
+	assert_int_equal(mc_parse_time("10us", &ns), 0);
+	assert_int_equal(ns, 10000);
+	assert_int_equal(mc_parse_time("1.5ms", &ns), 0);
+	assert_int_equal(ns, 1500000);
+	assert_int_equal(mc_parse_time("10", &ns), 0); /* no unit: ns */
+	assert_int_equal(ns, 10);
+	assert_int_equal(mc_parse_time("2S", &ns), 0);
+	assert_int_equal(ns, 2000000000ull);
+	assert_int_equal(mc_parse_time("1m", &ns), 0);
+	assert_int_equal(ns, 60000000000ull);
+	assert_int_equal(mc_parse_time("0.001us", &ns), 0);
+	assert_int_equal(ns, 1);
+	assert_int_equal(mc_parse_time("5xs", &ns), -1);
+	assert_int_equal(mc_parse_time("", &ns), -1);
+	assert_int_equal(mc_parse_time("1.ms", &ns), -1);
+	assert_int_equal(mc_parse_time("-1us", &ns), -1);
+	assert_int_equal(mc_parse_time("99999999999999999999s", &ns), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kinds),	  cmocka_unit_test(test_regex_vs_glibc),
+		cmocka_unit_test(test_glob_vs_fnmatch), cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_list),	  cmocka_unit_test(test_table),
+		cmocka_unit_test(test_time),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
