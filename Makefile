@@ -82,7 +82,8 @@ CLI_SRCS := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
-CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o)
+# the CLI checks the record-time filters with the runtime's own parser
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o) $(B)/host/libmcount/mcount_filter.o
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
 XRAY_SRCS := $(wildcard xray-rt/*.c)

@@ -50,12 +50,14 @@
 #include "cli/hook_detect.h"
 #include "cli/record_dir.h"
 #include "cli/salvage.h"
+#include "libmcount/mcount_filter.h"
 #include "librecord/rec_salvage.h"
 
 static const char usage[] =
 	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--format=FORMAT]\n"
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
-	"                        [--tp-max-frames=N] [--] PROG [ARGS...]\n"
+	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
+	"                        [-t TIME] [--match=regex|glob] [--] PROG [ARGS...]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
 	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
 	"                  --format); a previous trace there is replaced, anything else is left\n"
@@ -69,6 +71,17 @@ static const char usage[] =
 	"                  --format=tfile; may be repeated)\n"
 	"  --tp-stack=N    bytes of stack kept per hit, from the entry stack pointer (512)\n"
 	"  --tp-max-frames=N  frames kept per tracepoint; later hits are only counted (1000)\n"
+	"Record-time filters of the mcount hook, as `uftrace record` takes them:\n"
+	"  -F, --filter=REGEX    record only the matching functions and what they call\n"
+	"  -N, --notrace=REGEX   do not record the matching functions nor what they call\n"
+	"                  (both repeatable, or ';'-separated; for a function several patterns\n"
+	"                  match, the last one decides; PATTERN@MODULE is not supported)\n"
+	"  -D, --depth=N   record N levels of calls (from the top, or from an -F function)\n"
+	"  -t, --time-filter=TIME  do not record functions that run TIME or less (e.g. 10us;\n"
+	"                  units ns us ms s m, ns without one)\n"
+	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
+	"                  the default) or globs matched against it (glob); a pattern without\n"
+	"                  any of .?*+-^$|()[]{} is compared whole\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
 
@@ -189,6 +202,10 @@ struct record_fmt {
 	char *tracepoints;      /* comma-separated, malloc'ed; NULL: none */
 	const char *tp_stack;
 	const char *tp_max_frames;
+	char *filter;           /* -F/-N, uftrace's filter string ("a;!b"), malloc'ed */
+	const char *depth;      /* -D */
+	const char *time;       /* -t */
+	const char *match;      /* --match */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -196,7 +213,11 @@ static int setup_format_env(const struct record_fmt *f)
 	if ((f->format && setenv("FLIGHTREC_FORMAT", f->format, 1) < 0) ||
 	    (f->tracepoints && setenv("FLIGHTREC_TRACEPOINTS", f->tracepoints, 1) < 0) ||
 	    (f->tp_stack && setenv("FLIGHTREC_TP_STACK", f->tp_stack, 1) < 0) ||
-	    (f->tp_max_frames && setenv("FLIGHTREC_TP_MAX_FRAMES", f->tp_max_frames, 1) < 0)) {
+	    (f->tp_max_frames && setenv("FLIGHTREC_TP_MAX_FRAMES", f->tp_max_frames, 1) < 0) ||
+	    (f->filter && setenv("FLIGHTREC_FILTER", f->filter, 1) < 0) ||
+	    (f->depth && setenv("FLIGHTREC_DEPTH", f->depth, 1) < 0) ||
+	    (f->time && setenv("FLIGHTREC_TIME_FILTER", f->time, 1) < 0) ||
+	    (f->match && setenv("FLIGHTREC_MATCH", f->match, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -506,15 +527,65 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* -F/-N: PATTERN (PREFIX "!" for -N) appended to uftrace's filter string */
+static int add_filter(struct record_fmt *f, const char *prefix, const char *pattern)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s%s%s", f->filter ? f->filter : "", f->filter ? ";" : "", prefix,
+		     pattern) < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	free(f->filter);
+	f->filter = s;
+	return 0;
+}
+
+/* The filters checked as the runtime will take them, so that a mistake is said now */
+static int check_filters(const struct record_fmt *f)
+{
+	static struct mc_filter_spec spec; /* large: not on the stack */
+	uint64_t ns;
+	char err[512];
+
+	if (f->depth && !is_number(f->depth, 65535))
+		return cli_usage_error(usage, "record: --depth takes 1 to 65535, not '%s'",
+				       f->depth);
+	if (f->depth && !strtoul(f->depth, NULL, 10))
+		return cli_usage_error(usage, "record: --depth takes 1 to 65535, not '%s'",
+				       f->depth);
+	if (f->time && mc_parse_time(f->time, &ns) < 0)
+		return cli_usage_error(usage, "record: --time-filter takes a time such as 10us "
+				       "(units ns us ms s m), not '%s'", f->time);
+	if (f->match && strcmp(f->match, "regex") && strcmp(f->match, "glob"))
+		return cli_usage_error(usage, "record: --match takes regex or glob, not '%s'",
+				       f->match);
+	if (f->filter && mc_filter_parse(&spec, f->filter, f->match && !strcmp(f->match, "glob"),
+					 err, sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --filter/--notrace: %s", err);
+	if ((f->filter || f->depth || f->time) && f->format && !strcmp(f->format, "tfile"))
+		return cli_usage_error(usage, "record: the filters (-F -N -D -t) do not apply to "
+				       "tracepoints (--format=tfile)");
+	return 0;
+}
+
+enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH };
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
-		{ "hook", required_argument, NULL, 'H' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "tracepoint", required_argument, NULL, 'T' },
-		{ "tp-stack", required_argument, NULL, 'S' },
-		{ "tp-max-frames", required_argument, NULL, 'M' },
+		{ "hook", required_argument, NULL, OPT_HOOK },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "tracepoint", required_argument, NULL, OPT_TRACEPOINT },
+		{ "tp-stack", required_argument, NULL, OPT_TP_STACK },
+		{ "tp-max-frames", required_argument, NULL, OPT_TP_MAX_FRAMES },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "notrace", required_argument, NULL, 'N' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "time-filter", required_argument, NULL, 't' },
+		{ "match", required_argument, NULL, OPT_MATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -532,26 +603,43 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
 			break;
-		case 'H':
+		case 'F':
+		case 'N':
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty %s pattern",
+						       c == 'F' ? "--filter" : "--notrace");
+			if (add_filter(&fmt, c == 'N' ? "!" : "", optarg) < 0)
+				return CLI_USAGE;
+			break;
+		case 'D':
+			fmt.depth = optarg;
+			break;
+		case 't':
+			fmt.time = optarg;
+			break;
+		case OPT_MATCH:
+			fmt.match = optarg;
+			break;
+		case OPT_HOOK:
 			kind = hook_from_name(optarg);
 			if (kind == HOOK_NONE)
 				return cli_usage_error(usage, "record: unknown hook type '%s'",
 						       optarg);
 			forced = true;
 			break;
-		case 'F':
+		case OPT_FORMAT:
 			if (strcmp(optarg, "uftrace") && strcmp(optarg, "xray") &&
 			    strcmp(optarg, "chrome") && strcmp(optarg, "tfile"))
 				return cli_usage_error(usage, "record: unknown format '%s' (uftrace, "
 						       "xray, chrome, tfile)", optarg);
 			fmt.format = optarg;
 			break;
-		case 'T': {
+		case OPT_TRACEPOINT: {
 			char *tp;
 			if (*optarg == '\0')
 				return cli_usage_error(usage, "record: empty --tracepoint");
@@ -564,13 +652,13 @@ int cmd_record(int argc, char **argv)
 			fmt.tracepoints = tp;
 			break;
 		}
-		case 'S':
+		case OPT_TP_STACK:
 			if (!is_number(optarg, 65535))
 				return cli_usage_error(usage, "record: --tp-stack takes 0 to 65535 "
 						       "bytes, not '%s'", optarg);
 			fmt.tp_stack = optarg;
 			break;
-		case 'M':
+		case OPT_TP_MAX_FRAMES:
 			if (!is_number(optarg, 1ul << 30) || !strcmp(optarg, "0"))
 				return cli_usage_error(usage, "record: --tp-max-frames takes 1 to "
 						       "2^30, not '%s'", optarg);
@@ -596,6 +684,9 @@ int cmd_record(int argc, char **argv)
 	if (fmt.tracepoints && strcmp(fmt.format, "tfile"))
 		return cli_usage_error(usage, "record: --tracepoint writes --format=tfile, not %s",
 				       fmt.format);
+	c = check_filters(&fmt);
+	if (c != 0)
+		return c;
 	if (!dir) {
 		snprintf(defdir, sizeof(defdir), "%s.data", fmt.format ? fmt.format : "uftrace");
 		dir = defdir;
@@ -629,6 +720,12 @@ int cmd_record(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
+	if ((fmt.filter || fmt.depth || fmt.time || fmt.match) && kind != HOOK_MCOUNT) {
+		cli_err("%s: the filters (-F -N -D -t --match) are for the mcount hook (-pg, "
+			"-finstrument-functions); the %s runtime does not take them",
+			prog, hook_runtime_name(kind));
+		return CLI_USAGE;
+	}
 	if (fmt.format && kind != HOOK_MCOUNT && kind != HOOK_XRAY) {
 		cli_err("%s: --format is for function hooks (mcount, xray); the %s runtime writes "
 			"its own format only",
@@ -643,6 +740,7 @@ int cmd_record(int argc, char **argv)
 	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0)
 		return CLI_USAGE;
 	free(fmt.tracepoints);
+	free(fmt.filter);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = run_child(prog, argv + optind, lib, &exec_errno);

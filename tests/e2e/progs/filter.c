@@ -1,0 +1,82 @@
+/*
+ * filter.c - the record-time filters (-D, -F, -N, --match, -t): calls at several depths under
+ * names the patterns of tests/e2e/run's FilterCases pick apart, a recursion for the depth
+ * limits, and for the time filter functions that take milliseconds (ft_spin waits on the
+ * clock) next to ones that take well under a microsecond.
+ */
+#include <stdio.h>
+#include <time.h>
+#include "e2e.h"
+
+E2E_SINK_DEFINE;
+
+FN void ft_leaf(int x)
+{
+	e2e_sink += x;
+}
+
+FN void ft_mid(int x)
+{
+	ft_leaf(x);
+	ft_leaf(x + 1);
+}
+
+FN void ft_top(int x)
+{
+	ft_mid(x);
+	ft_leaf(x);
+}
+
+FN void ft_skip_me(void)
+{
+	ft_leaf(1);
+	ft_mid(2);
+}
+
+FN void ft_rec(int n)
+{
+	e2e_sink++;
+	if (n > 0)
+		ft_rec(n - 1);
+}
+
+NOTRACE static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* waits ms milliseconds without a call of ours in between */
+FN void ft_spin(int ms)
+{
+	long long end = now_ns() + ms * 1000000ll;
+
+	while (now_ns() < end)
+		e2e_sink++;
+}
+
+FN void ft_slow(void)
+{
+	ft_leaf(1);
+	ft_spin(3);
+	ft_leaf(2);
+}
+
+FN void ft_fast(void)
+{
+	ft_leaf(3);
+}
+
+int main(void)
+{
+	ft_top(1);
+	ft_skip_me();
+	ft_rec(4);
+	ft_slow();
+	ft_fast();
+	ft_top(2);
+	printf("filter: %ld\n", (long)e2e_sink > 0 ? 1L : 0L);
+	return 0;
+}
