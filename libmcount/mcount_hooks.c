@@ -632,6 +632,19 @@ void mc_rehijack_returns(struct rec_thread *t)
 
 void mc_exit_all(struct rec_thread *t)
 {
+	struct mc_thread *mt = mc_thread_of(t);
+
+	/* -t: the entries held for the frames the thread ends in are written, with no exit
+	 * (uftrace's pthread_exit "records the final call": the newest frame's, unless it is
+	 * not recorded, and the held ones under it) */
+	if (unlikely(mc_fconf.active) && mt->depth && !t->busy &&
+	    !(mc_fframe_of(mt, mt->depth - 1)->flags & MC_FF_NORECORD)) {
+		t->busy = 1;
+		barrier();
+		mc_filter_flush(t, mt, mt->depth - 1);
+		barrier();
+		t->busy = 0;
+	}
 	mc_restore_returns(t);
 	mc_drop_all(t, mc_thread_of(t));
 }

@@ -2,9 +2,12 @@
  * filter.c - the record-time filters (-D, -F, -N, --match, -t): calls at several depths under
  * names the patterns of tests/e2e/run's FilterCases pick apart, a recursion for the depth
  * limits, and for the time filter functions that take milliseconds (ft_spin waits on the
- * clock) next to ones that take well under a microsecond.
+ * clock) next to ones that take well under a microsecond. With the argument "pthexit" the main
+ * thread ends in pthread_exit under ft_end instead: the frames it ends in never return.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "e2e.h"
 
@@ -69,8 +72,18 @@ FN void ft_fast(void)
 	ft_leaf(3);
 }
 
-int main(void)
+FN void ft_end(void)
 {
+	ft_leaf(4);
+	pthread_exit(NULL);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "pthexit")) {
+		ft_mid(1);
+		ft_end();
+	}
 	ft_top(1);
 	ft_skip_me();
 	ft_rec(4);
