@@ -12,6 +12,9 @@
  *   4. prepare DIR (record_dir.c: locked for the whole record, then created, or a previous
  *      trace of ours emptied, or refused);
  *   5. FLIGHTREC_DIR=<absolute DIR>, LD_PRELOAD=<runtime>[:<previous LD_PRELOAD>], fork, exec;
+ *      the options meant for the runtime go as its variables (--format: FLIGHTREC_FORMAT; the
+ *      record-time filters -F/-N/-D/-t/--match: FLIGHTREC_FILTER/_DEPTH/_TIME_FILTER/_MATCH,
+ *      checked first with the runtime's own parser, libmcount/mcount_filter.c);
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
  *      kernel-generated ones are not sent twice);
@@ -549,10 +552,7 @@ static int check_filters(const struct record_fmt *f)
 	uint64_t ns;
 	char err[512];
 
-	if (f->depth && !is_number(f->depth, 65535))
-		return cli_usage_error(usage, "record: --depth takes 1 to 65535, not '%s'",
-				       f->depth);
-	if (f->depth && !strtoul(f->depth, NULL, 10))
+	if (f->depth && (!is_number(f->depth, 65535) || !strtoul(f->depth, NULL, 10)))
 		return cli_usage_error(usage, "record: --depth takes 1 to 65535, not '%s'",
 				       f->depth);
 	if (f->time && mc_parse_time(f->time, &ns) < 0)
