@@ -213,6 +213,8 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 		uint32_t state = c->state;
 		uint64_t seq = c->seq, len = c->committed, off = 0;
 
+		if (c->magic == 0 && state == REC_CHUNK_FREE && seq == 0 && len == 0)
+			continue; /* never taken: the ring file's zeroes (rec_ring_create) */
 		if (c->magic != REC_CHUNK_MAGIC ||
 		    (state != REC_CHUNK_FREE && state != REC_CHUNK_FILLING &&
 		     state != REC_CHUNK_FULL)) {

@@ -161,12 +161,11 @@ static int rec_ring_create(struct rec_thread *t)
 	h->clock = rec_clock_g;
 	h->session_ns = rec_sess.start_ns;
 	rec_snprintf(h->out_path, sizeof(h->out_path), "%s", rec_sess.out_path);
-	for (uint32_t i = 0; i < cfg->chunk_count; i++) {
-		struct rec_chunk *c = (struct rec_chunk *)((uint8_t *)m + REC_RING_HDR_SIZE +
-							   i * cfg->chunk_size);
-		c->magic = REC_CHUNK_MAGIC;
-		c->state = REC_CHUNK_FREE;
-	}
+	/* chunks start FREE (0) as the file's zeroes: a chunk's header is written when it is
+	 * first taken (rec_chunk_take). Writing all of them here took a page fault per chunk on
+	 * a shared file mapping, a few ms per thread on ext4 for chunks a short thread never
+	 * uses; salvage takes an all-zero header for a chunk never taken */
+	((struct rec_chunk *)((uint8_t *)m + REC_RING_HDR_SIZE))->magic = REC_CHUNK_MAGIC;
 	t->ring = m;
 	t->ring_size = size;
 	/* the mapping needs no descriptor: one per thread would eat the program's
@@ -214,6 +213,7 @@ static void rec_chunk_take(struct rec_thread *t, uint32_t idx)
 {
 	struct rec_chunk *c = rec_chunk_at(t, idx);
 
+	c->magic = REC_CHUNK_MAGIC; /* first take: the ring was made with zeroes here */
 	c->seq = t->seq + 1;
 	__atomic_store_n(&t->seq, c->seq, __ATOMIC_RELAXED); /* read by the prefaulter */
 	c->committed = 0;
