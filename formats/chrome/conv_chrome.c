@@ -4,9 +4,13 @@
  *   {"traceEvents":[
  *   {"name":"thread_name","ph":"M","pid":P,"tid":T,"args":{"name":"pid P tid T"}},
  *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},
- *   {"ph":"E","ts":12.400,"pid":P,"tid":T},
+ *   {"name":"f","ph":"E","ts":12.400,"pid":P,"tid":T},
  *   ],"displayTimeUnit":"ns","otherData":{...}}
  * ts in microseconds with nanosecond digits. One line per event, written as it comes.
+ * An E repeats its B's name: Perfetto closes the innermost B without it, but speedscope's
+ * import ignores an E whose name is not its B's, leaving every frame open to the end. So
+ * the names of the open frames are kept, innermost last, in one buffer (bounded by
+ * CONV_MAX_DEPTH frames: conv_stream never nests deeper and calls exit only on an open one).
  */
 #include "formats/common/conv.h"
 
@@ -19,6 +23,10 @@ struct cvc {
 	int pid, tid;
 	int first;
 	char *title;
+	char *names;		   /* the open frames' names, each NUL-ended, innermost last */
+	size_t len, cap;	   /* of names */
+	size_t at[CONV_MAX_DEPTH]; /* each open frame's name's offset in names */
+	size_t depth;
 };
 
 static void cvc_sep(struct cvc *c)
@@ -46,6 +54,8 @@ static int cvc_thread(void *w, int pid, int tid)
 
 	c->pid = pid;
 	c->tid = tid;
+	c->depth = 0;
+	c->len = 0;
 	cvc_sep(c);
 	fprintf(c->out,
 		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
@@ -54,10 +64,36 @@ static int cvc_thread(void *w, int pid, int tid)
 	return ferror(c->out) ? -1 : 0;
 }
 
+/* NAME kept as the innermost open frame's; -1: out of memory or deeper than the cap */
+static int cvc_push(struct cvc *c, const char *name)
+{
+	size_t n = strlen(name) + 1;
+
+	if (c->depth >= CONV_MAX_DEPTH)
+		return -1;
+	if (c->len + n > c->cap) {
+		size_t ncap = c->cap ? c->cap : 4096;
+		char *p;
+
+		while (ncap < c->len + n)
+			ncap *= 2;
+		if (!(p = realloc(c->names, ncap)))
+			return -1;
+		c->names = p;
+		c->cap = ncap;
+	}
+	memcpy(c->names + c->len, name, n);
+	c->at[c->depth++] = c->len;
+	c->len += n;
+	return 0;
+}
+
 static int cvc_enter(void *w, uint64_t ns, const char *name)
 {
 	struct cvc *c = w;
 
+	if (cvc_push(c, name) < 0)
+		return -1;
 	cvc_sep(c);
 	fputs("{\"name\":\"", c->out);
 	conv_json_str(c->out, name);
@@ -71,7 +107,15 @@ static int cvc_exit(void *w, uint64_t ns)
 	struct cvc *c = w;
 
 	cvc_sep(c);
-	fprintf(c->out, "{\"ph\":\"E\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}", ns / 1000,
+	if (c->depth) {
+		c->len = c->at[--c->depth];
+		fputs("{\"name\":\"", c->out);
+		conv_json_str(c->out, c->names + c->len);
+		fputs("\",", c->out);
+	} else {
+		fputc('{', c->out);
+	}
+	fprintf(c->out, "\"ph\":\"E\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}", ns / 1000,
 		(unsigned)(ns % 1000), c->pid, c->tid);
 	return ferror(c->out) ? -1 : 0;
 }
@@ -91,6 +135,7 @@ static int cvc_finish(void *w)
 	fputs("}}\n", c->out);
 	r = ferror(c->out) ? -1 : 0;
 	free(c->title);
+	free(c->names);
 	free(c);
 	return r;
 }
