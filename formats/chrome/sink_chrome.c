@@ -6,7 +6,8 @@
  * taken, adds .<pid>), one object:
  *   {"traceEvents":[
  *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},     a function's entry
- *   {"ph":"E","ts":12.400,"pid":P,"tid":T},                its exit (the innermost open B)
+ *   {"name":"f","ph":"E","ts":12.400,"pid":P,"tid":T},     its exit (the innermost open B,
+ *                                                          named as speedscope wants it)
  *   {"name":"flightrec: N events lost","ph":"i","s":"t",...} where the ring lost events
  *   {"name":"thread_name","ph":"M",...} {"name":"process_name","ph":"M",...}
  *   ],"displayTimeUnit":"ns","otherData":{"clock":"CLOCK_MONOTONIC","recorder":"flightrec"}}
@@ -125,6 +126,20 @@ static void chrome_line(struct xcode *x, const char *line, size_t n)
 	}
 }
 
+/* the function at ADDR as a JSON string's contents ("0x<addr>" with no symbol) */
+static void chrome_name(char *out, size_t size, uintptr_t addr)
+{
+	const struct rec_module *m;
+	struct rec_sym *sym = addr ? rec_symtab_find(addr, &m) : NULL;
+	char raw[1024];
+
+	if (sym)
+		rec_snprintf(raw, sizeof(raw), "%s", rec_symtab_name(m, sym));
+	else
+		rec_snprintf(raw, sizeof(raw), "0x%llx", (unsigned long long)addr);
+	chrome_json_str(out, size, raw);
+}
+
 static void chrome_ev(void *arg, const struct fn_ev *ev)
 {
 	struct chrome_arg *a = arg;
@@ -135,27 +150,32 @@ static void chrome_ev(void *arg, const struct fn_ev *ev)
 
 	x->last_ns = ev->ns;
 	if (ev->kind == FN_ENTRY) {
-		const struct rec_module *m;
-		struct rec_sym *sym = ev->addr ? rec_symtab_find(ev->addr, &m) : NULL;
-		char raw[1024];
-
-		if (sym)
-			rec_snprintf(raw, sizeof(raw), "%s", rec_symtab_name(m, sym));
-		else
-			rec_snprintf(raw, sizeof(raw), "0x%llx", (unsigned long long)ev->addr);
-		chrome_json_str(name, sizeof(name), raw);
+		chrome_name(name, sizeof(name), ev->addr);
 		n = rec_snprintf(line, sizeof(line),
 				 "{\"name\":\"%s\",\"ph\":\"B\",\"ts\":%llu.%03llu,\"pid\":%d,"
 				 "\"tid\":%d},\n",
 				 name, us, frac, a->pid, a->tid);
+		if (x->depth < x->cap)
+			x->stack[x->depth] = ev->addr;
 		x->depth++;
 	} else {
 		if (!x->depth)
 			return; /* its entry came before a gap */
 		x->depth--;
-		n = rec_snprintf(line, sizeof(line),
-				 "{\"ph\":\"E\",\"ts\":%llu.%03llu,\"pid\":%d,\"tid\":%d},\n", us,
-				 frac, a->pid, a->tid);
+		/* the E names its B: the format does not ask it, but speedscope's import ignores
+		 * an E whose name is not its B's (every frame then stayed open to the end) */
+		if (x->depth < x->cap) {
+			chrome_name(name, sizeof(name), x->stack[x->depth]);
+			n = rec_snprintf(line, sizeof(line),
+					 "{\"name\":\"%s\",\"ph\":\"E\",\"ts\":%llu.%03llu,"
+					 "\"pid\":%d,\"tid\":%d},\n",
+					 name, us, frac, a->pid, a->tid);
+		} else {
+			n = rec_snprintf(line, sizeof(line),
+					 "{\"ph\":\"E\",\"ts\":%llu.%03llu,\"pid\":%d,"
+					 "\"tid\":%d},\n",
+					 us, frac, a->pid, a->tid);
+		}
 	}
 	chrome_line(x, line, n);
 	x->events++;
