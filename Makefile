@@ -62,7 +62,8 @@ CFLAGS_rec_wrap_exec := -fno-builtin
 # formats/xcode the function events any hook writes into any format (both).
 FORMATS := uftrace xray ovni cacheray tfile chrome speedscope folded xcode common
 fmt_srcs = $(wildcard formats/$(1)/*.c)
-fmt_rt_srcs = $(filter-out formats/$(1)/read_% formats/$(1)/salvage_% formats/$(1)/cli_% formats/$(1)/conv_%,$(call fmt_srcs,$(1)))
+fmt_host_only = formats/$(1)/read_% formats/$(1)/salvage_% formats/$(1)/cli_% formats/$(1)/conv_%
+fmt_rt_srcs = $(filter-out $(call fmt_host_only,$(1)),$(call fmt_srcs,$(1)))
 fmt_rt = $(B)/rt/formats/libfmt-$(1).a
 fmt_host = $(B)/host/formats/libfmt-$(1).a
 FMT_HOST_LIBS := $(foreach f,$(FORMATS),$(call fmt_host,$(f)))
