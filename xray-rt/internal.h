@@ -134,6 +134,10 @@ void xr_api_ours(int on);
 void xr_fdr_arg0(int32_t fid, int type);
 /* XRAY_OPTIONS-style flags: copy the value of `key` into out; 0 when found */
 int xr_flag(const char *flags, const char *key, char *out, size_t size);
+/* XRAY_OPTIONS' verbosity, 0 by default */
+int xr_verbosity(void);
+/* a logging mode is current (compiler-rt writes a log only then); no lock: for finish */
+int xr_log_mode_current(void);
 
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */

@@ -214,6 +214,16 @@ XR_EXPORT int __xray_log_select_mode(const char *mode)
 	return m ? XR_REG_OK : XR_REG_NOT_FOUND;
 }
 
+/* without the lock (finish may run in a signal handler): the mode chosen by XRAY_OPTIONS counts
+ * even when the program never called the API */
+int xr_log_mode_current(void)
+{
+	if (!__atomic_load_n(&xr_log_ready, __ATOMIC_ACQUIRE))
+		return xr_fdr_chosen();
+	return __atomic_load_n(&xr_have_impl, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&xr_cur_mode, __ATOMIC_ACQUIRE) != NULL;
+}
+
 XR_EXPORT const char *__xray_log_get_current_mode(void)
 {
 	const char *name;

@@ -23,8 +23,11 @@
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
 
+#include <elf.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 /* %fs-relative fallback for xr_cpu_off when rseq is not there: always CPU 0 */
@@ -72,6 +75,26 @@ int xr_flag(const char *flags, const char *key, char *out, size_t size)
 	return -1;
 }
 
+/* XRAY_OPTIONS' verbosity (compiler-rt's common flag; 0 by default) */
+int xr_verbosity(void)
+{
+	const char *opts = rec_getenv("XRAY_OPTIONS");
+	char v[16];
+
+	if (!opts || xr_flag(opts, "verbosity", v, sizeof(v)) < 0)
+		return 0;
+	return atoi(v);
+}
+
+/* this copy of the runtime is linked into the executable (libxray-rt.a), not preloaded: the
+ * link's own ELF header is the one whose program headers the kernel passed */
+static int xr_linked(void)
+{
+	extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+	return (uintptr_t)&__ehdr_start + __ehdr_start.e_phoff == getauxval(AT_PHDR);
+}
+
 static void xr_configured(const struct rec_config *cfg)
 {
 	const char *opts = rec_getenv("XRAY_OPTIONS");
@@ -84,6 +107,7 @@ static void xr_configured(const struct rec_config *cfg)
 	if (rec_sess.sink != &xray_sink || !opts ||
 	    xr_flag(opts, "xray_logfile_base", base, sizeof(base)) < 0 || !base[0])
 		return; /* the base names XRay logs only */
+	rec_snprintf(xr_logfile_base_given, sizeof(xr_logfile_base_given), "%s", base);
 	if (base[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		rec_snprintf(xr_logfile_base, sizeof(xr_logfile_base), "%s", base);
 	else
@@ -156,8 +180,19 @@ struct rec_frontend rec_frontend_self_storage = {
 
 __attribute__((constructor(101))) static void xr_init(void)
 {
-	if (!xr_should_run())
-		return; /* not an XRay program, or its own copy of the runtime records it */
+	if (!xr_should_run()) {
+		/* not an XRay program, or its own copy of the runtime records it. Linked into a
+		 * program without sleds, compiler-rt's runtime says so at verbosity=1 (preloaded
+		 * into whatever inherits LD_PRELOAD, we stay quiet). */
+		if (!xr_map_ready() && xr_linked() && xr_verbosity() > 0) {
+			char msg[96];
+			size_t n = rec_snprintf(msg, sizeof(msg),
+						"==%d==XRay instrumentation map missing. Not "
+						"initializing XRay.\n", (int)getpid());
+			(void)!write(STDERR_FILENO, msg, n < sizeof(msg) ? n : sizeof(msg) - 1);
+		}
+		return;
+	}
 	if (rec_session_ensure() < 0)
 		return;
 	if (!__atomic_load_n(&xr_api_driven, __ATOMIC_ACQUIRE))
@@ -171,6 +206,8 @@ void xr_finish(void)
 		return; /* not started, already finished, or a vfork child sharing our memory */
 	xr_unwind_to(UINTPTR_MAX);
 	xr_patch_report();
+	/* compiler-rt writes (and announces) a log only for a logging mode */
+	xr_log_announce = xr_verbosity() > 0 && xr_log_mode_current();
 	rec_session_finish();
 }
 

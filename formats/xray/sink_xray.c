@@ -27,6 +27,8 @@
  *
  * The log is named as compiler-rt names it: <base><program>.<6 random characters>, where
  * <base> is XRAY_OPTIONS' xray_logfile_base when given, else <FLIGHTREC_DIR>/xray-log.
+ * With xr_log_announce (compiler-rt's verbosity=1, a logging mode current) its creation is
+ * said on stderr in compiler-rt's words.
  *
  * Any function hook into XRay's format: when the front end's rings hold another encoding
  * (libmcount's uftrace records, fn_decode.h), write_chunk decodes each chunk and writes FDR
@@ -65,6 +67,8 @@
 
 char xr_logfile_base[REC_PATH_MAX];
 const char *xr_log_dropped_why;
+int xr_log_announce;
+char xr_logfile_base_given[REC_PATH_MAX];
 static char xr_prog[256];
 
 #define XR_MARKER "flightrec: trace start"
@@ -442,6 +446,30 @@ static int xr_copy_spool(struct rec_session *s, const struct xr_spool *sp, int o
 	return left == 0 ? 0 : -1;
 }
 
+/* verbosity=1: the message compiler-rt's LogWriter::Open prints (its sanitizer Report():
+ * "==<pid>==" first); no stdio, as finish may run in a signal handler */
+static void xr_say_log(const struct rec_session *s, const char *path, const char *name,
+		       const char *sfx)
+{
+	char msg[REC_PATH_MAX + 400];
+	size_t n;
+
+	if (!xr_log_announce)
+		return;
+	if (xr_logfile_base[0])
+		n = rec_snprintf(msg, sizeof(msg), "==%d==XRay: Log file in '%s%s.%s'\n",
+				 (int)getpid(), xr_logfile_base_given, xr_prog, sfx);
+	else if (strcmp(s->dir, ".") == 0) /* compiler-rt's default base, "xray-log." */
+		n = rec_snprintf(msg, sizeof(msg), "==%d==XRay: Log file in '%s'\n",
+				 (int)getpid(), name);
+	else
+		n = rec_snprintf(msg, sizeof(msg), "==%d==XRay: Log file in '%s'\n",
+				 (int)getpid(), path);
+	if (n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	(void)!write(STDERR_FILENO, msg, n);
+}
+
 /* The log file, created with a fresh random suffix; its path in `path`. */
 static int xr_create_log(struct rec_session *s, char *path, size_t size)
 {
@@ -450,16 +478,19 @@ static int xr_create_log(struct rec_session *s, char *path, size_t size)
 		int fd;
 
 		xray_log_suffix(sfx, tries);
+		char name[512];
+
+		rec_snprintf(name, sizeof(name), "xray-log.%s.%s", xr_prog, sfx);
 		if (xr_logfile_base[0]) {
 			rec_snprintf(path, size, "%s%s.%s", xr_logfile_base, xr_prog, sfx);
 			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		} else {
-			char name[512];
-			rec_snprintf(name, sizeof(name), "xray-log.%s.%s", xr_prog, sfx);
 			rec_snprintf(path, size, "%s/%s", s->dir, name);
 			fd = openat(s->dirfd, name,
 				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		}
+		if (fd >= 0)
+			xr_say_log(s, path, name, sfx);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}

@@ -22,6 +22,12 @@ extern char xr_logfile_base[REC_PATH_MAX];
  * spools are removed; FLIGHTREC_DEBUG says what was dropped and why. */
 extern const char *xr_log_dropped_why;
 
+/* compiler-rt's verbosity=1 (XRAY_OPTIONS): when the log is created, stderr gets
+ * "==<pid>==XRay: Log file in '<path>'", <path> as compiler-rt prints it (the base as
+ * XRAY_OPTIONS gave it, not resolved). The front end sets both before the session finishes. */
+extern int xr_log_announce;
+extern char xr_logfile_base_given[REC_PATH_MAX];
+
 #pragma GCC visibility pop
 
 #endif
