@@ -138,6 +138,8 @@ int xr_flag(const char *flags, const char *key, char *out, size_t size);
 int xr_verbosity(void);
 /* a logging mode is current (compiler-rt writes a log only then); no lock: for finish */
 int xr_log_mode_current(void);
+/* start-up: the logging mode XRAY_OPTIONS chose, set up (xray_log.c) */
+void xr_log_start(void);
 
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */

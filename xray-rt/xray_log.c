@@ -18,10 +18,18 @@
  * are not read, and no buffers are offered to __xray_log_process_buffers (it returns FLUSHED
  * after none).
  *
+ * compiler-rt's basic mode is registered as "xray-basic": our recording again (same hooks),
+ * written at exit as a basic log (formats/xray/sink_xray_basic.c). XRAY_OPTIONS'
+ * xray_mode=xray-basic (or xray_naive_log=true) selects and initializes it at start, as
+ * compiler-rt does; init parses XRAY_BASIC_OPTIONS (or the xray_naive_log_* flags) and the
+ * configuration string, and creates the log; finalize turns our recording off as FDR's does.
+ *
  * One lock (a mutex) around the registry and the current implementation, held while the
  * implementation's calls run, as compiler-rt's spin lock is; none of this is on the hot path.
  */
 #include "xray-rt/internal.h"
+#include "formats/xray/sink_xray_basic.h"
+#include "librecord/rec_clock.h"
 #include "librecord/rec_util.h"
 
 #include <pthread.h>
@@ -122,6 +130,62 @@ static struct xr_mode xr_fdr_mode = {
 	.impl = {xr_fdr_init, xr_fdr_finalize, xr_fdr_arg0, xr_fdr_flush},
 };
 
+/* --- compiler-rt's basic mode, "xray-basic": our recording, written as a basic log ------ */
+
+static int xr_basic_status = XR_LOG_UNINITIALIZED;
+
+/* compiler-rt's order: the defaults, XRAY_BASIC_OPTIONS (or, when it is unset or empty, the
+ * deprecated xray_naive_log_* of XRAY_OPTIONS), then the configuration string given to init */
+static int xr_basic_init(size_t buffer_size, size_t max_buffers, void *config, size_t size)
+{
+	const char *env = rec_getenv("XRAY_BASIC_OPTIONS"), *opts = rec_getenv("XRAY_OPTIONS");
+	struct xb_options o;
+
+	(void)size;
+	if (xr_basic_status == XR_LOG_INITIALIZED)
+		return XR_LOG_INITIALIZED; /* compiler-rt: "already initialized", and says so */
+	xb_options_default(&o);
+	if (env && *env)
+		xb_options_parse(&o, env, NULL);
+	else if (opts)
+		xb_options_parse(&o, opts, "xray_naive_log_");
+	if (buffer_size == 0 && max_buffers == 0 && config)
+		xb_options_parse(&o, config, NULL);
+	/* the log is created now (compiler-rt: at the first event), announced at verbosity=1 */
+	if (rec_sess.state == REC_SESSION_ACTIVE && rec_sess.sink == &xray_sink) {
+		xr_log_announce = xr_verbosity() > 0;
+		xb_log_create(&o, rec_clock_g.tsc_hz, rec_clock_tsc_invariant() ? 3 : 0);
+		xr_log_announce = 0;
+	}
+	xr_api_ours(1);
+	xr_basic_status = XR_LOG_INITIALIZED;
+	return XR_LOG_INITIALIZED;
+}
+
+static int xr_basic_finalize(void)
+{
+	if (xr_basic_status == XR_LOG_INITIALIZED)
+		xr_api_ours(0);
+	xr_basic_status = XR_LOG_FINALIZED;
+	return XR_LOG_FINALIZED;
+}
+
+/* the records stay in the session's spools, written to the log at exit */
+static int xr_basic_flush(void)
+{
+	return XR_LOG_FLUSHED;
+}
+
+static struct xr_mode xr_basic_mode = {
+	.name = "xray-basic",
+	.impl = {xr_basic_init, xr_basic_finalize, xr_fdr_arg0, xr_basic_flush},
+};
+
+static int xr_yes(const char *v)
+{
+	return !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
+}
+
 /* XRAY_OPTIONS asks for compiler-rt's FDR mode: xray_mode=xray-fdr, or the deprecated
  * xray_fdr_log=true */
 static int xr_fdr_chosen(void)
@@ -133,8 +197,20 @@ static int xr_fdr_chosen(void)
 		return 0;
 	if (xr_flag(opts, "xray_mode", v, sizeof(v)) == 0 && strcmp(v, "xray-fdr") == 0)
 		return 1;
-	return xr_flag(opts, "xray_fdr_log", v, sizeof(v)) == 0 &&
-	       (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"));
+	return xr_flag(opts, "xray_fdr_log", v, sizeof(v)) == 0 && xr_yes(v);
+}
+
+/* ... or its basic mode: xray_mode=xray-basic, or the deprecated xray_naive_log=true */
+static int xr_basic_chosen(void)
+{
+	const char *opts = rec_getenv("XRAY_OPTIONS");
+	char v[32];
+
+	if (!opts)
+		return 0;
+	if (xr_flag(opts, "xray_mode", v, sizeof(v)) == 0 && strcmp(v, "xray-basic") == 0)
+		return 1;
+	return xr_flag(opts, "xray_naive_log", v, sizeof(v)) == 0 && xr_yes(v);
 }
 
 /* first use, with the lock held: our mode registered, and selected (not initialized: the
@@ -145,11 +221,20 @@ static void xr_log_setup(void)
 		return;
 	xr_log_ready = 1;
 	xr_fdr_mode.next = xr_modes;
-	xr_modes = &xr_fdr_mode;
+	xr_basic_mode.next = &xr_fdr_mode;
+	xr_modes = &xr_basic_mode;
 	if (xr_fdr_chosen()) {
 		xr_cur_mode = &xr_fdr_mode;
 		xr_cur_impl = xr_fdr_mode.impl;
 		xr_have_impl = 1;
+	} else if (xr_basic_chosen()) {
+		/* compiler-rt selects and initializes basic mode at start, with
+		 * XRAY_BASIC_OPTIONS */
+		const char *env = rec_getenv("XRAY_BASIC_OPTIONS");
+		xr_cur_mode = &xr_basic_mode;
+		xr_cur_impl = xr_basic_mode.impl;
+		xr_have_impl = 1;
+		xr_basic_init(0, 0, (void *)(env ? env : ""), 0);
 	}
 }
 
@@ -162,6 +247,14 @@ static void xr_log_enter(void)
 static void xr_log_leave(void)
 {
 	pthread_mutex_unlock(&xr_log_lock);
+}
+
+/* start-up, with the session active: the mode XRAY_OPTIONS chose is set up now (basic mode
+ * creates its log), not at the program's first API call */
+void xr_log_start(void)
+{
+	xr_log_enter();
+	xr_log_leave();
 }
 
 static int xr_impl_complete(const struct xr_log_impl *impl)

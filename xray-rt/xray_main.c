@@ -195,6 +195,7 @@ __attribute__((constructor(101))) static void xr_init(void)
 	}
 	if (rec_session_ensure() < 0)
 		return;
+	xr_log_start();
 	if (!__atomic_load_n(&xr_api_driven, __ATOMIC_ACQUIRE))
 		xr_patch_all(); /* else the program patches, through the API (xray_api.c) */
 }

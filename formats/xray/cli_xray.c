@@ -1,6 +1,7 @@
 /*
- * cli_xray: the XRay FDR entry of the format table: verify, dump and stats of FDR logs
- * (versions 1 to 5, formats/xray/read_xray).
+ * cli_xray: the XRay entry of the format table: verify, dump and stats of FDR logs
+ * (versions 1 to 5, formats/xray/read_xray) and of basic-mode logs (versions 1 to 3,
+ * read_xray_basic.c; verify then says "XRay basic v<N>", without blocks or custom events).
  *
  * PATH is one log, or a directory: then every FDR log in it (what `flightrec record` of an
  * XRay program leaves: one xray-log.<prog>.<suffix> per process), in name order.
@@ -31,7 +32,7 @@ int xray_cli_convert(const char *path, const struct cli_convert_opts *o,
 /* the logs PATH stands for, malloc'ed; NULL after printing why none */
 static char **xray_paths(const char *path, size_t *n)
 {
-	return cli_trace_paths(path, NULL, xfr_sniff_file, "XRay FDR log", n);
+	return cli_trace_paths(path, NULL, xfr_sniff_file, "XRay log", n);
 }
 
 /* what `flightrec record` names a log: the sniff of a directory looks at no other file */
@@ -62,6 +63,12 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 		if (xfr_verify(v[i], &h, &c, &err) < 0) {
 			rd_error_print(stderr, &err);
 			ret = CLI_BAD_TRACE;
+		} else if (!o->quiet && h.type == 0) {
+			printf("%s: ok (XRay basic v%u, %" PRIu64 " threads, %" PRIu64
+			       " records: %" PRIu64 " entries, %" PRIu64 " exits, %" PRIu64
+			       " tail exits, %" PRIu64 " arguments)\n",
+			       v[i], h.version, c.threads, c.records, c.entries, c.exits,
+			       c.tail_exits, c.args);
 		} else if (!o->quiet) {
 			printf("%s: ok (XRay FDR v%u, %" PRIu64 " threads, %" PRIu64
 			       " blocks, %" PRIu64 " records: %" PRIu64 " entries, %" PRIu64
@@ -93,8 +100,13 @@ static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 		printf("0x%06" PRIx64 " ", r->off);
 	switch (r->kind) {
 	case XFR_FUNCTION:
-		printf("%s fid=%" PRIu32 " delta=+%" PRIu32 " tsc=%" PRIu64 "\n",
-		       xfr_fn_type_name(r->fn_type), r->fid, r->delta, r->tsc);
+		if (h->type == 0) /* basic: every record has its own time, CPU, thread */
+			printf("%s fid=%" PRIu32 " tsc=%" PRIu64 " cpu=%u tid=%d pid=%d\n",
+			       xfr_fn_type_name(r->fn_type), r->fid, r->tsc, r->cpu, (int)r->tid,
+			       (int)r->pid);
+		else
+			printf("%s fid=%" PRIu32 " delta=+%" PRIu32 " tsc=%" PRIu64 "\n",
+			       xfr_fn_type_name(r->fn_type), r->fid, r->delta, r->tsc);
 		break;
 	case XFR_BUFFER_EXTENTS:
 		printf("BufferExtents size=%" PRIu64 "\n", r->value);
@@ -359,7 +371,7 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 
 const struct cli_format cli_format_xray = {
 	.name = "xray",
-	.what = "an XRay FDR log (or a directory of them)",
+	.what = "an XRay FDR or basic-mode log (or a directory of them)",
 	.sniff = xray_sniff,
 	.verify = xray_verify,
 	.dump = xray_dump,

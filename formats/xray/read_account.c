@@ -12,6 +12,8 @@
  *    exit or a tail exit needs a non-empty stack with its function on top, and pops it
  *    (--deduce-sibling-calls would pop down to it when it is deeper: not the default);
  *  - custom and typed events are records (the TSC rule applies); CallArguments are not.
+ *  - a basic-mode log (read_xray_basic.c) has no block index: its records are replayed in
+ *    file order, so the base is the file's first record's TSC.
  * Two passes over the bytes: the stacks, the threads and their first TSC in file order; then,
  * the first thread known, the TSC rule. Invariant: both walk the grammar first, so a record
  * seen here is well formed.
@@ -231,15 +233,20 @@ int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr
 	struct acct a;
 	int ret;
 
-	ret = xfr_walk_buf(data, len, file, h, c, NULL, NULL, err);
+	struct xfr_header hd;
+
+	ret = xfr_walk_buf(data, len, file, &hd, c, NULL, NULL, err);
 	if (ret < 0)
 		return ret;
+	if (h)
+		*h = hd;
 	memset(&a, 0, sizeof(a));
 	a.file = file;
 	a.err = err;
 	ret = xfr_walk_buf(data, len, file, NULL, NULL, acct_pass1, &a, err);
 	if (ret == 0 && a.nkeys > 0) {
-		a.first = acct_first(&a);
+		/* a basic log is replayed in file order: its first record sets the base */
+		a.first = hd.type == 0 ? &a.keys[0] : acct_first(&a);
 		/* a first thread without a non-zero TSC: the base would come from the next
 		 * thread in the index's order, which the model does not give; not checked */
 		if (a.first && a.first->has_base) {

@@ -374,9 +374,11 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 	w.h.bits = le32(data + 4);
 	w.h.cycle_frequency = le64(data + 8);
 	w.h.buffer_size = le64(data + 16);
+	if (w.h.type == 0) /* compiler-rt's basic mode */
+		return xfr_walk_basic(data, len, file, h, c, fn, ctx, err);
 	if (w.h.type != 1)
-		return rd_error_set(err, XFR_RULE_HEADER, file, 2, "log type %u is not FDR (1)%s",
-				    w.h.type, w.h.type == 0 ? ": a basic-mode log" : "");
+		return rd_error_set(err, XFR_RULE_HEADER, file, 2,
+				    "log type %u is neither FDR (1) nor basic (0)", w.h.type);
 	if (w.h.version < 1 || w.h.version > 5)
 		return rd_error_set(err, XFR_RULE_VERSION, file, 0,
 				    "FDR log version %u (this reader knows 1 to 5)", w.h.version);
@@ -465,7 +467,8 @@ bool xfr_sniff_file(const char *path)
 		return false;
 	if (read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr)) {
 		uint16_t version = le16(hdr), type = le16(hdr + 2);
-		ok = type == 1 && version >= 1 && version <= 5;
+		ok = (type == 1 && version >= 1 && version <= 5) ||
+		     (type == 0 && version >= 1 && version <= 3);
 	}
 	close(fd);
 	return ok;

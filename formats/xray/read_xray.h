@@ -39,6 +39,11 @@ enum xfr_rule {
 	XFR_RULE_EXIT_EMPTY,	/* an exit on a thread whose stack of entries is empty */
 	XFR_RULE_EXIT_MISMATCH, /* an exit whose function is not the one on top of the stack */
 	XFR_RULE_TSC_ORDER,	/* a record earlier than the first record account replays */
+	/* basic-mode logs (header type 0, read_xray_basic.c) */
+	XFR_RULE_BASIC_SIZE,   /* records not a whole number of 32 bytes */
+	XFR_RULE_BASIC_RECORD, /* a record type other than 0 (function) and 1 (argument) */
+	XFR_RULE_BASIC_ARG,    /* an argument not after a record of its function, thread and
+				* process (llvm-xray rejects it) */
 };
 
 enum xfr_kind {
@@ -100,7 +105,8 @@ struct xfr_counts {
 /* returns 0 to go on, non-zero to stop the walk (returned by xfr_walk) */
 typedef int (*xfr_rec_fn)(void *ctx, const struct xfr_header *h, const struct xfr_rec *r);
 
-/* Does PATH look like an FDR log (a regular file: version 1..5, type 1)? */
+/* Does PATH look like an FDR log (a regular file: version 1..5, type 1) or a basic-mode log
+ * (version 1..3, type 0)? */
 bool xfr_sniff_file(const char *path);
 /* Walk the log at PATH; fn (optional) sees every record. 0 ok, -1 with err set, or fn's
  * non-zero value. */
@@ -109,6 +115,19 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 /* Same over bytes in memory (FILE names them in errors); for tests and fuzzers. */
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
+
+/*
+ * compiler-rt's basic-mode ("naive") logs, which xfr_walk_buf hands here (header type 0):
+ * version 1..3, then 32-byte records (formats/xray/sink_xray_basic.h has the layout), each
+ * given to fn as an XFR_FUNCTION (fn_type, fid, cpu, tsc = the record's absolute TSC, tid,
+ * pid: 0 before version 3) or an XFR_CALL_ARG (value) record; blocks stay 0. Rules:
+ * XFR_RULE_VERSION, XFR_RULE_BASIC_SIZE, XFR_RULE_BASIC_RECORD, XFR_RULE_FN_TYPE,
+ * XFR_RULE_BASIC_ARG. A log of no record (the header alone) is valid, as compiler-rt writes
+ * one when nothing was recorded. xfr_verify adds account's rules: llvm-xray replays a basic
+ * log in file order, so the base TSC is the first record's.
+ */
+int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		   struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
 
 /*
  * verify: the walk (every rule above, XFR_RULE_IO .. XFR_RULE_EMPTY), then the rules of

@@ -39,10 +39,13 @@
  * xray-rt gives its own at finish). Beside the log, <log>.yaml is the instrumentation map of
  * the functions seen, in `llvm-xray extract`'s YAML (file addresses for the executable), which
  * llvm-xray's --instr_map accepts (it names functions @(address) from a YAML map).
+ * When compiler-rt's basic mode was chosen (xb_log.path set, sink_xray_basic.c), finish
+ * transcodes the spools into that basic log instead of assembling an FDR log.
  * No log is written for a process that recorded nothing (llvm-xray rejects a log without a
  * block). finish may run in a fatal-signal handler: it uses no stdio and no malloc.
  */
 #include "formats/xray/sink_xray.h"
+#include "formats/xray/sink_xray_basic.h"
 #include "formats/xray/fdr_encode.h"
 #include "formats/xray/xray_order.h"
 #include "formats/xray/xray_repair.h"
@@ -60,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -459,7 +463,8 @@ static void xr_say_log(const struct rec_session *s, const char *path, const char
 	if (xr_logfile_base[0])
 		n = rec_snprintf(msg, sizeof(msg), "==%d==XRay: Log file in '%s%s.%s'\n",
 				 (int)getpid(), xr_logfile_base_given, xr_prog, sfx);
-	else if (strcmp(s->dir, ".") == 0) /* compiler-rt's default base, "xray-log." */
+	else if (strcmp(s->dir, ".") == 0 || !rec_getenv("FLIGHTREC_DIR"))
+		/* the start-up directory, compiler-rt's: its default base "xray-log." */
 		n = rec_snprintf(msg, sizeof(msg), "==%d==XRay: Log file in '%s'\n",
 				 (int)getpid(), name);
 	else
@@ -559,6 +564,103 @@ static int xr_write_map(const char *log)
 	return bad ? -1 : 0;
 }
 
+/* --- compiler-rt's basic log (sink_xray_basic.c) -------------------------------------- */
+
+int xb_log_create(const struct xb_options *o, uint64_t tsc_hz, uint32_t tsc_bits)
+{
+	uint8_t hdr[XB_HEADER_SIZE];
+	char path[sizeof(xb_log.path)];
+	int fd;
+
+	if (xb_log.path[0])
+		return 0; /* one log per process tree, as compiler-rt's (fork children append) */
+	fd = xr_create_log(&rec_sess, path, sizeof(path));
+	if (fd < 0) {
+		rec_warn("xray-rt: cannot create the XRay basic log %s:", path);
+		return -1;
+	}
+	xb_put_header(hdr, tsc_hz, tsc_bits);
+	if (rec_write_all(fd, hdr, sizeof(hdr)) < 0) {
+		rec_warn("xray-rt: cannot write the XRay basic log %s (removed):", path);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	close(fd);
+	xb_log.opt = *o;
+	xb_log.threshold_ticks = (uint64_t)((unsigned __int128)tsc_hz * o->threshold_us / 1000000);
+	rec_snprintf(xb_log.path, sizeof(xb_log.path), "%s", path);
+	return 0;
+}
+
+/* every thread's stream, transcoded, appended to the basic log; the spools are removed */
+static void xr_basic_finish(struct rec_session *s, const struct xr_spool *v, size_t n)
+{
+	struct xb_work w = {0};
+	size_t cap = xb_log.opt.buffer_size < 2 ? 2 : xb_log.opt.buffer_size;
+	size_t size;
+	uint8_t *mem;
+	size_t done = 0;
+
+	if (cap > (1u << 20))
+		cap = 1u << 20; /* the write size only: records are the same */
+	w.stack_cap = xb_log.opt.max_depth < (1u << 16) ? xb_log.opt.max_depth : (1u << 16);
+	size = cap * XB_RECORD_SIZE + w.stack_cap * sizeof(*w.stack);
+	mem = xr_mmap(size);
+	w.fd = open(xb_log.path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	/* one appender at a time: the processes of the tree share the log */
+	if (w.fd >= 0)
+		while (flock(w.fd, LOCK_EX) < 0 && errno == EINTR)
+			;
+	if (!mem || w.fd < 0) {
+		rec_warn("xray-rt: cannot append to the XRay basic log %s (the spools are left in "
+			 "%s/.flightrec):", xb_log.path, s->dir);
+		goto out;
+	}
+	w.out = mem;
+	w.cap = cap;
+	w.stack = (struct xb_frame *)(mem + cap * XB_RECORD_SIZE);
+	for (size_t i = 0; i < n; i++) {
+		int fd = openat(s->ringdirfd, v[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		void *m = fd >= 0 ? mmap(NULL, v[i].size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+		int r = -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (m && m != MAP_FAILED) {
+			w.depth = 0;
+			w.n = 0;
+			/* thread_buffer_size=0: compiler-rt keeps no buffer, records nothing */
+			r = xb_log.opt.buffer_size == 0 ?
+				    0 :
+				    xb_transcode(&w, &xb_log.opt, xb_log.threshold_ticks, m,
+						 v[i].size, (uint32_t)v[i].tid, (uint32_t)s->pid);
+			if (r == 0)
+				r = xb_flush(&w);
+			munmap(m, v[i].size);
+		}
+		if (r < 0) {
+			rec_warn("xray-rt: cannot write thread %d's records to the XRay basic log %s "
+				 "(its spool is left in %s/.flightrec):", (int)v[i].tid, xb_log.path,
+				 s->dir);
+			continue;
+		}
+		unlinkat(s->ringdirfd, v[i].name, 0);
+		done++;
+	}
+	if (xb_order_runs(w.fd) < 0)
+		rec_warn("xray-rt: cannot put the processes of the XRay basic log %s in time order "
+			 "(llvm-xray account may reject it):", xb_log.path);
+	rec_debug("xray-rt: appended %zu threads, %llu records to %s (%llu left out by the "
+		  "basic mode's filters)", done, (unsigned long long)w.written, xb_log.path,
+		  (unsigned long long)w.filtered);
+out:
+	if (w.fd >= 0)
+		close(w.fd);
+	if (mem)
+		munmap(mem, size);
+}
+
 static void xray_finish(struct rec_session *s)
 {
 	char path[REC_PATH_MAX + 300];
@@ -609,6 +711,10 @@ static void xray_finish(struct rec_session *s)
 		goto out;
 	}
 	xr_sort_spools(v, n);
+	if (xb_log.path[0] && !xr_xcoding) {
+		xr_basic_finish(s, v, n);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		tids[i] = v[i].tid;
 	first = xr_llvm_first_key((uint64_t)s->pid, tids, n, scratch);

@@ -355,12 +355,12 @@ static void test_rejects(void **state)
 	/* no block at all */
 	lg_header(&l, 5, 16384);
 	expect_reject(&l, XFR_RULE_EMPTY, (size_t)-1);
-	/* version 6, and a basic-mode log */
+	/* version 6, and a log type that is neither FDR (1) nor basic (0, test_xray_basic.c) */
 	good_log(&l, &off);
 	l.b[0] = 6;
 	expect_reject(&l, XFR_RULE_VERSION, 0);
 	good_log(&l, &off);
-	l.b[2] = 0;
+	l.b[2] = 2;
 	expect_reject(&l, XFR_RULE_HEADER, 2);
 	/* shorter than a header */
 	l.len = 20;
