@@ -22,6 +22,7 @@
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
+#include "formats/xray/xray_flags.h"
 
 #include <elf.h>
 #include <link.h>
@@ -41,29 +42,13 @@ int xr_should_run(void);
 __attribute__((section(XR_MARKER_SECTION), used)) static const char xr_marker[] =
 	"flightrec xray-rt";
 
-/* Copy the value of `key` in XRAY_OPTIONS-style flags ("k=v k2='v 2',k3=v3:...") into out. */
+/* Copy the value of `key` in XRAY_OPTIONS-style flags (xray_flags.h) into out. */
 int xr_flag(const char *flags, const char *key, char *out, size_t size)
 {
-	size_t klen = strlen(key);
-	const char *p = flags;
+	size_t klen = strlen(key), nlen, vlen;
+	const char *p = flags, *name, *val;
 
-	while (p && *p) {
-		while (*p == ' ' || *p == ',' || *p == ':' || *p == '\t' || *p == '\n')
-			p++;
-		const char *name = p;
-		while (*p && *p != '=' && *p != ' ' && *p != ',' && *p != ':')
-			p++;
-		size_t nlen = (size_t)(p - name);
-		if (*p != '=')
-			continue;
-		p++;
-		char quote = (*p == '"' || *p == '\'') ? *p++ : 0;
-		const char *val = p;
-		while (*p && (quote ? *p != quote : (*p != ' ' && *p != ',' && *p != ':')))
-			p++;
-		size_t vlen = (size_t)(p - val);
-		if (quote && *p)
-			p++;
+	while (xray_flag_next(&p, &name, &nlen, &val, &vlen)) {
 		if (nlen == klen && strncmp(name, key, klen) == 0) {
 			if (vlen >= size)
 				return -1;

@@ -22,6 +22,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* little-endian fields at P, any alignment (the traces are written on x86_64) */
+static inline uint16_t rd_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t rd_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t rd_le64(const uint8_t *p)
+{
+	return (uint64_t)rd_le32(p) | (uint64_t)rd_le32(p + 4) << 32;
+}
+
 #define RD_FILE_MAX 4096
 #define RD_MSG_MAX 320
 

@@ -59,27 +59,6 @@ struct walk {
 	size_t nthr, capthr;
 };
 
-static uint16_t le16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 const char *xfr_kind_name(int kind)
 {
 	static const char *const names[] = {
@@ -174,11 +153,11 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 				w, XFR_RULE_OVERREAD, off,
 				"a function record crosses the end of its buffer (%llu bytes left)",
 				(unsigned long long)(end - off));
-		word = le32(p);
+		word = rd_le32(p);
 		r.kind = XFR_FUNCTION;
 		r.fn_type = (word >> 1) & 7;
 		r.fid = word >> 4;
-		r.delta = le32(p + 4);
+		r.delta = rd_le32(p + 4);
 		*size = FNREC;
 		if (r.fn_type > 3)
 			return FAIL(w, XFR_RULE_FN_TYPE, off, "function record of unknown type %u",
@@ -219,7 +198,7 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 	case XFR_NEW_BUFFER:
 		if (w->st != ST_NONE && block_end(w, off) < 0)
 			return -1;
-		r.ivalue = (int32_t)le32(p + 1);
+		r.ivalue = (int32_t)rd_le32(p + 1);
 		w->tid = (int32_t)r.ivalue;
 		w->pid = 0;
 		w->c.blocks++;
@@ -236,8 +215,8 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 	case XFR_NEW_CPU:
 		if (!(w->st == ST_WALL || w->st == ST_PID || in_body(w->st)))
 			return FAIL(w, XFR_RULE_ORDER, off, "NewCPUId %s", state_name(w->st));
-		r.cpu = le16(p + 1);
-		r.value = le64(p + 3);
+		r.cpu = rd_le16(p + 1);
+		r.value = rd_le64(p + 3);
 		w->tsc = r.value;
 		if (!w->cur && thread_enter(w) < 0)
 			return -1;
@@ -247,7 +226,7 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 	case XFR_TSC_WRAP:
 		if (!in_body(w->st))
 			return FAIL(w, XFR_RULE_ORDER, off, "TSCWrap %s", state_name(w->st));
-		r.value = le64(p + 1);
+		r.value = rd_le64(p + 1);
 		w->tsc = r.value;
 		w->c.tsc_wraps++;
 		next = ST_BODY;
@@ -256,8 +235,8 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		if (w->st != ST_NEWBUF)
 			return FAIL(w, XFR_RULE_ORDER, off,
 				    "WallClock %s (it must follow NewBuffer)", state_name(w->st));
-		r.value = le64(p + 1);
-		r.ivalue = (int32_t)le32(p + 9);
+		r.value = rd_le64(p + 1);
+		r.ivalue = (int32_t)rd_le32(p + 9);
 		next = ST_WALL;
 		break;
 	case XFR_CUSTOM_EVENT:
@@ -266,16 +245,16 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 			return FAIL(w, XFR_RULE_ORDER, off,
 				    "%s event before the block's first NewCPUId",
 				    r.kind == XFR_CUSTOM_EVENT ? "custom" : "typed");
-		r.ivalue = (int32_t)le32(p + 1);
+		r.ivalue = (int32_t)rd_le32(p + 1);
 		if (r.kind == XFR_TYPED_EVENT || v >= 5) {
-			r.event_delta = (int32_t)le32(p + 5);
+			r.event_delta = (int32_t)rd_le32(p + 5);
 			w->tsc += (uint64_t)(int64_t)r.event_delta;
 			if (r.kind == XFR_TYPED_EVENT)
-				r.event_type = le16(p + 9);
+				r.event_type = rd_le16(p + 9);
 		} else {
-			r.value = le64(p + 5);
+			r.value = rd_le64(p + 5);
 			if (v == 4)
-				r.cpu = le16(p + 13);
+				r.cpu = rd_le16(p + 13);
 		}
 		if (r.ivalue <= 0)
 			return FAIL(w, XFR_RULE_EVENT_SIZE, off, "%s event of size %lld",
@@ -300,7 +279,7 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 			return FAIL(w, XFR_RULE_ORDER, off,
 				    "CallArgument %s (it must follow an entry with arguments)",
 				    state_name(w->st));
-		r.value = le64(p + 1);
+		r.value = rd_le64(p + 1);
 		next = ST_ARG;
 		break;
 	case XFR_BUFFER_EXTENTS:
@@ -312,7 +291,7 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 		if (w->st != ST_WALL)
 			return FAIL(w, XFR_RULE_ORDER, off, "Pid %s (it must follow WallClock)",
 				    state_name(w->st));
-		r.ivalue = (int32_t)le32(p + 1);
+		r.ivalue = (int32_t)rd_le32(p + 1);
 		w->pid = r.ivalue;
 		next = ST_PID;
 		break;
@@ -369,11 +348,11 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 	if (len < HDR)
 		return rd_error_set(err, XFR_RULE_HEADER, file, -1,
 				    "%zu bytes, shorter than the 32-byte XRay file header", len);
-	w.h.version = le16(data);
-	w.h.type = le16(data + 2);
-	w.h.bits = le32(data + 4);
-	w.h.cycle_frequency = le64(data + 8);
-	w.h.buffer_size = le64(data + 16);
+	w.h.version = rd_le16(data);
+	w.h.type = rd_le16(data + 2);
+	w.h.bits = rd_le32(data + 4);
+	w.h.cycle_frequency = rd_le64(data + 8);
+	w.h.buffer_size = rd_le64(data + 16);
 	if (w.h.type == 0) /* compiler-rt's basic mode */
 		return xfr_walk_basic(data, len, file, h, c, fn, ctx, err);
 	if (w.h.type != 1)
@@ -414,7 +393,7 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 					w.h.version, p[0]);
 				break;
 			}
-			size = le64(p + 1);
+			size = rd_le64(p + 1);
 			if (fn) {
 				struct xfr_rec r;
 				memset(&r, 0, sizeof(r));
@@ -466,7 +445,7 @@ bool xfr_sniff_file(const char *path)
 	if (fd < 0)
 		return false;
 	if (read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr)) {
-		uint16_t version = le16(hdr), type = le16(hdr + 2);
+		uint16_t version = rd_le16(hdr), type = rd_le16(hdr + 2);
 		ok = (type == 1 && version >= 1 && version <= 5) ||
 		     (type == 0 && version >= 1 && version <= 3);
 	}

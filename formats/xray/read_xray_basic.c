@@ -20,27 +20,6 @@
 #define XBR_HDR 32
 #define XBR_REC 32
 
-static uint16_t xbr_le16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static uint32_t xbr_le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t xbr_le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 struct xbr_thread {
 	int32_t pid, tid;
 };
@@ -77,10 +56,10 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 	if (len < XBR_HDR)
 		return rd_error_set(err, XFR_RULE_HEADER, file, -1,
 				    "%zu bytes, shorter than the 32-byte XRay file header", len);
-	hd.version = xbr_le16(data);
-	hd.type = xbr_le16(data + 2);
-	hd.bits = xbr_le32(data + 4);
-	hd.cycle_frequency = xbr_le64(data + 8);
+	hd.version = rd_le16(data);
+	hd.type = rd_le16(data + 2);
+	hd.bits = rd_le32(data + 4);
+	hd.cycle_frequency = rd_le64(data + 8);
 	hd.buffer_size = 0;
 	if (hd.type != 0)
 		return rd_error_set(err, XFR_RULE_HEADER, file, 2,
@@ -99,7 +78,7 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 				    len - XBR_HDR, (len - XBR_HDR) % XBR_REC);
 	for (size_t off = XBR_HDR; off < len && ret == 0; off += XBR_REC) {
 		const uint8_t *p = data + off;
-		uint16_t rt = xbr_le16(p);
+		uint16_t rt = rd_le16(p);
 		struct xfr_rec r;
 
 		memset(&r, 0, sizeof(r));
@@ -108,10 +87,10 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 			r.kind = XFR_FUNCTION;
 			r.cpu = p[2];
 			r.fn_type = p[3];
-			r.fid = xbr_le32(p + 4);
-			r.tsc = xbr_le64(p + 8);
-			r.tid = (int32_t)xbr_le32(p + 16);
-			r.pid = hd.version >= 3 ? (int32_t)xbr_le32(p + 20) : 0;
+			r.fid = rd_le32(p + 4);
+			r.tsc = rd_le64(p + 8);
+			r.tid = (int32_t)rd_le32(p + 16);
+			r.pid = hd.version >= 3 ? (int32_t)rd_le32(p + 20) : 0;
 			if (r.fn_type > XFR_ENTER_ARGS) {
 				ret = rd_error_set(err, XFR_RULE_FN_TYPE, file, (int64_t)off + 3,
 						   "function record of type %u (0..3 are known)",
@@ -124,10 +103,10 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 			prev = p;
 		} else if (rt == 1) {
 			r.kind = XFR_CALL_ARG;
-			r.fid = xbr_le32(p + 4);
-			r.tid = (int32_t)xbr_le32(p + 8);
-			r.pid = hd.version >= 3 ? (int32_t)xbr_le32(p + 12) : 0;
-			r.value = xbr_le64(p + 16);
+			r.fid = rd_le32(p + 4);
+			r.tid = (int32_t)rd_le32(p + 8);
+			r.pid = hd.version >= 3 ? (int32_t)rd_le32(p + 12) : 0;
+			r.value = rd_le64(p + 16);
 			if (!prev) {
 				ret = rd_error_set(err, XFR_RULE_BASIC_ARG, file, (int64_t)off,
 						   "argument of function %" PRIu32
@@ -136,18 +115,18 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 						   r.fid);
 				break;
 			}
-			if (xbr_le32(prev + 4) != r.fid || (int32_t)xbr_le32(prev + 16) != r.tid ||
-			    (hd.version >= 3 && (int32_t)xbr_le32(prev + 20) != r.pid)) {
+			if (rd_le32(prev + 4) != r.fid || (int32_t)rd_le32(prev + 16) != r.tid ||
+			    (hd.version >= 3 && (int32_t)rd_le32(prev + 20) != r.pid)) {
 				ret = rd_error_set(err, XFR_RULE_BASIC_ARG, file, (int64_t)off,
 						   "argument of function %" PRIu32 " on thread %d "
 						   "after a record of function %" PRIu32
 						   " on thread "
 						   "%d (llvm-xray rejects it)",
-						   r.fid, (int)r.tid, xbr_le32(prev + 4),
-						   (int)xbr_le32(prev + 16));
+						   r.fid, (int)r.tid, rd_le32(prev + 4),
+						   (int)rd_le32(prev + 16));
 				break;
 			}
-			r.tsc = xbr_le64(prev + 8);
+			r.tsc = rd_le64(prev + 8);
 			r.cpu = prev[2];
 			cnt.args++;
 		} else {

@@ -25,6 +25,7 @@
  * account`, which replays a basic log in file order, rejects any record below the first one.
  */
 #include "formats/xray/sink_xray_basic.h"
+#include "formats/xray/xray_flags.h"
 #include "formats/xray/fdr_encode.h"
 #include "librecord/rec_util.h"
 
@@ -42,35 +43,17 @@ void xb_options_default(struct xb_options *o)
 	o->buffer_size = 1024;
 }
 
-/* compiler-rt's flag syntax: name=value pairs apart by spaces, commas, colons or newlines,
- * values optionally quoted. Only the names we know are taken; compiler-rt warns about others
- * and goes on. */
+/* compiler-rt's flag syntax (xray_flags.h). Only the names we know are taken; compiler-rt
+ * warns about others and goes on. */
 int xb_options_parse(struct xb_options *o, const char *flags, const char *prefix)
 {
 	static const char *const names[] = {"func_duration_threshold_us", "max_stack_depth",
 					    "thread_buffer_size"};
-	size_t plen = prefix ? strlen(prefix) : 0;
-	const char *p = flags;
+	size_t plen = prefix ? strlen(prefix) : 0, nlen, vlen;
+	const char *p = flags, *name, *val;
 	int bad = 0;
 
-	while (p && *p) {
-		while (*p == ' ' || *p == ',' || *p == ':' || *p == '\t' || *p == '\n')
-			p++;
-		const char *name = p;
-		while (*p && *p != '=' && *p != ' ' && *p != ',' && *p != ':' && *p != '\n')
-			p++;
-		size_t nlen = (size_t)(p - name);
-		if (*p != '=')
-			continue;
-		p++;
-		char quote = (*p == '"' || *p == '\'') ? *p++ : 0;
-		const char *val = p;
-		while (*p &&
-		       (quote ? *p != quote : (*p != ' ' && *p != ',' && *p != ':' && *p != '\n')))
-			p++;
-		size_t vlen = (size_t)(p - val);
-		if (quote && *p)
-			p++;
+	while (xray_flag_next(&p, &name, &nlen, &val, &vlen)) {
 		if (nlen < plen || strncmp(name, prefix ? prefix : "", plen) != 0)
 			continue;
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

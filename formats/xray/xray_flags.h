@@ -1,0 +1,48 @@
+/*
+ * xray_flags: compiler-rt's flag syntax, as XRAY_OPTIONS, XRAY_BASIC_OPTIONS and the mode
+ * configuration strings use it: name=value pairs apart by spaces, tabs, commas, colons or
+ * newlines, a value optionally in single or double quotes. A word without '=' is skipped.
+ * Inline and allocation-free: the runtime reads the flags before anything is set up.
+ */
+#ifndef FLIGHTREC_XRAY_FLAGS_H
+#define FLIGHTREC_XRAY_FLAGS_H
+
+#include <stddef.h>
+
+static inline int xray_flag_sep(char c)
+{
+	return c == ' ' || c == ',' || c == ':' || c == '\t' || c == '\n';
+}
+
+/* The next pair at *PP (advanced past it): 1 with NAME/NLEN and VAL/VLEN set (spans into
+ * the string, not NUL-terminated), 0 at the end. */
+static inline int xray_flag_next(const char **pp, const char **name, size_t *nlen,
+				 const char **val, size_t *vlen)
+{
+	const char *p = *pp;
+
+	while (p && *p) {
+		while (xray_flag_sep(*p))
+			p++;
+		*name = p;
+		while (*p && *p != '=' && !xray_flag_sep(*p))
+			p++;
+		*nlen = (size_t)(p - *name);
+		if (*p != '=')
+			continue;
+		p++;
+		char quote = (*p == '"' || *p == '\'') ? *p++ : 0;
+		*val = p;
+		while (*p && (quote ? *p != quote : !xray_flag_sep(*p)))
+			p++;
+		*vlen = (size_t)(p - *val);
+		if (quote && *p)
+			p++;
+		*pp = p;
+		return 1;
+	}
+	*pp = p;
+	return 0;
+}
+
+#endif
