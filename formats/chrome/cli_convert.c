@@ -18,13 +18,8 @@
 #include "formats/chrome/read_chrome.h"
 #include "formats/common/conv.h"
 
-struct ccv_thread {
-	int64_t pid, tid;
-};
-
 struct ccv {
-	struct ccv_thread *threads;
-	size_t nr, cap;
+	struct conv_tids threads;
 	int64_t pid, tid; /* the thread of this pass */
 	struct conv_stream *cs;
 	uint64_t skipped;
@@ -44,18 +39,8 @@ static int ccv_list(void *arg, const struct ctr_event *ev)
 		c->skipped += ev->ph != 'M';
 		return 0;
 	}
-	for (size_t i = 0; i < c->nr; i++)
-		if (c->threads[i].pid == ev->pid && c->threads[i].tid == ev->tid)
-			return 0;
-	if (c->nr == c->cap) {
-		size_t n = c->cap ? 2 * c->cap : 64;
-		struct ccv_thread *t = realloc(c->threads, n * sizeof(*t));
-		if (!t)
-			return c->oom = 1;
-		c->threads = t;
-		c->cap = n;
-	}
-	c->threads[c->nr++] = (struct ccv_thread){ ev->pid, ev->tid };
+	if (conv_tids_add(&c->threads, ev->pid, ev->tid) < 0)
+		return c->oom = 1;
 	return 0;
 }
 
@@ -86,12 +71,12 @@ static int ccv_file(const char *path, struct conv_stream *cs)
 			cli_err("convert: out of memory");
 		else
 			rd_error_print(stderr, &err);
-		free(c.threads);
+		conv_tids_free(&c.threads);
 		return CLI_BAD_TRACE;
 	}
-	for (size_t i = 0; i < c.nr && ret == CLI_OK; i++) {
-		c.pid = c.threads[i].pid;
-		c.tid = c.threads[i].tid;
+	for (size_t i = 0; i < c.threads.nr && ret == CLI_OK; i++) {
+		c.pid = c.threads.v[i].pid;
+		c.tid = c.threads.v[i].tid;
 		if (conv_thread(cs, (int)c.pid, (int)c.tid) < 0 ||
 		    ctr_walk(path, &counts, ccv_feed, &c, &err) != 0 || conv_close_all(cs) < 0)
 			ret = CLI_BAD_TRACE;
@@ -99,7 +84,7 @@ static int ccv_file(const char *path, struct conv_stream *cs)
 	if (c.skipped)
 		fprintf(stderr, "flightrec: convert: %s: %" PRIu64 " events other than B, E and "
 			"metadata left out\n", path, c.skipped);
-	free(c.threads);
+	conv_tids_free(&c.threads);
 	return ret;
 }
 

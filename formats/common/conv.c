@@ -3,6 +3,7 @@
  */
 #include "formats/common/conv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const struct conv_writer *conv_writer_find(const char *name)
@@ -118,4 +119,29 @@ void conv_json_str(FILE *out, const char *s)
 		else
 			putc(c, out);
 	}
+}
+
+int conv_tids_add(struct conv_tids *t, int64_t pid, int64_t tid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].pid == pid && t->v[i].tid == tid)
+			return 0;
+	if (t->nr == t->cap) {
+		size_t n = t->cap ? 2 * t->cap : 64;
+		void *v = realloc(t->v, n * sizeof(*t->v));
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = n;
+	}
+	t->v[t->nr].pid = pid;
+	t->v[t->nr].tid = tid;
+	t->nr++;
+	return 0;
+}
+
+void conv_tids_free(struct conv_tids *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
 }

@@ -54,6 +54,16 @@ int conv_exit(struct conv_stream *cs, uint64_t ns);
 int conv_close_all(struct conv_stream *cs);
 int conv_finish(struct conv_stream *cs);
 
+/* The distinct (pid, tid) of a trace in order of appearance, for readers whose threads'
+ * records interleave (one pass to list them, one more per thread). */
+struct conv_tids {
+	struct { int64_t pid, tid; } *v;
+	size_t nr, cap;
+};
+/* add (PID, TID) if new; 0, or -1 out of memory */
+int conv_tids_add(struct conv_tids *t, int64_t pid, int64_t tid);
+void conv_tids_free(struct conv_tids *t);
+
 /* JSON string contents of S (no quotes) to OUT */
 void conv_json_str(FILE *out, const char *s);
 

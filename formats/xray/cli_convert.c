@@ -24,13 +24,8 @@
 #include "formats/xray/read_instrmap.h"
 #include "formats/xray/read_xray.h"
 
-struct xcv_thread {
-	int32_t pid, tid;
-};
-
 struct xcv {
-	struct xcv_thread *threads;
-	size_t nr, cap;
+	struct conv_tids threads;
 	int32_t pid, tid; /* the thread of this pass */
 	uint64_t tsc0;
 	int have_tsc0;
@@ -51,19 +46,7 @@ static int xcv_list(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 		x->tsc0 = r->tsc;
 		x->have_tsc0 = 1;
 	}
-	for (size_t i = 0; i < x->nr; i++)
-		if (x->threads[i].pid == r->pid && x->threads[i].tid == r->tid)
-			return 0;
-	if (x->nr == x->cap) {
-		size_t n = x->cap ? 2 * x->cap : 64;
-		struct xcv_thread *t = realloc(x->threads, n * sizeof(*t));
-		if (!t)
-			return 1;
-		x->threads = t;
-		x->cap = n;
-	}
-	x->threads[x->nr++] = (struct xcv_thread){ r->pid, r->tid };
-	return 0;
+	return conv_tids_add(&x->threads, r->pid, r->tid) < 0;
 }
 
 static int xcv_feed(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
@@ -133,9 +116,9 @@ static int xray_convert_log(const char *path, const struct cli_convert_opts *o,
 		goto out;
 	}
 	x.ns_per_tick = h.cycle_frequency ? 1e9 / (double)h.cycle_frequency : 1.0;
-	for (size_t i = 0; i < x.nr && ret == CLI_OK; i++) {
-		x.pid = x.threads[i].pid;
-		x.tid = x.threads[i].tid;
+	for (size_t i = 0; i < x.threads.nr && ret == CLI_OK; i++) {
+		x.pid = (int32_t)x.threads.v[i].pid;
+		x.tid = (int32_t)x.threads.v[i].tid;
 		if (conv_thread(cs, x.pid ? x.pid : x.tid, x.tid) < 0) {
 			ret = CLI_BAD_TRACE;
 			break;
@@ -145,7 +128,7 @@ static int xray_convert_log(const char *path, const struct cli_convert_opts *o,
 			ret = CLI_BAD_TRACE;
 	}
 out:
-	free(x.threads);
+	conv_tids_free(&x.threads);
 	xim_free(&names);
 	free(yaml);
 	return ret;
