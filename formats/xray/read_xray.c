@@ -434,7 +434,7 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 
 bool xfr_sniff_file(const char *path)
 {
-	uint8_t hdr[4];
+	uint8_t hdr[HDR];
 	struct stat st;
 	bool ok = false;
 	int fd;
@@ -446,8 +446,14 @@ bool xfr_sniff_file(const char *path)
 		return false;
 	if (read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr)) {
 		uint16_t version = rd_le16(hdr), type = rd_le16(hdr + 2);
+		uint64_t hz = rd_le64(hdr + 8);
+		/* a basic log's first four bytes are those of many files (a Cacheray trace has no
+		 * header: its first record's bytes could read as version 1, type 0): the rest of
+		 * its header must look like one too, only the two TSC bits set, a TSC frequency
+		 * between 1 MHz and 100 GHz, whole 32-byte records after it */
 		ok = (type == 1 && version >= 1 && version <= 5) ||
-		     (type == 0 && version >= 1 && version <= 3);
+		     (type == 0 && version >= 1 && version <= 3 && !(rd_le32(hdr + 4) & ~3u) &&
+		      hz >= 1000000 && hz <= 100000000000ull && (st.st_size - HDR) % HDR == 0);
 	}
 	close(fd);
 	return ok;

@@ -392,6 +392,29 @@ static void test_transcode(void **state)
 	assert_int_equal(transcode(&s, &o, 0, &l, NULL), -1);
 }
 
+/* a file that only begins like a basic log (a Cacheray trace has no header: its first
+ * record's bytes can read as version 1, type 0) is not taken for one; a real header is */
+static void test_sniff(void **state)
+{
+	char path[] = "/tmp/flightrec-test-xbsniff-XXXXXX";
+	uint8_t buf[96] = { 1, 0, 0, 0 }; /* version 1, type 0, then a record's bytes */
+	uint64_t addr = 0x7ffd12345678ull, hz = 2400000000ull;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	memcpy(buf + 8, &addr, 8); /* an address where the TSC frequency would be */
+	assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_false(xfr_sniff_file(path));
+	memcpy(buf + 8, &hz, 8); /* a basic header: a TSC frequency, whole records after */
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_true(xfr_sniff_file(path));
+	assert_int_equal(ftruncate(fd, 80), 0); /* not whole 32-byte records */
+	assert_false(xfr_sniff_file(path));
+	close(fd);
+	unlink(path);
+}
+
 static void test_options(void **state)
 {
 	struct xb_options o;
@@ -425,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_transcode),
+		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
