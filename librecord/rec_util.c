@@ -129,10 +129,15 @@ void rec_room_trim(int fd)
 	struct stat st;
 	int err = errno;
 
-	/* a truncate to its own size gives back the blocks past the end (tmpfs and ext4 both;
-	 * ext4 keeps them through a hole punched there) */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+	/* a hole punched past the end, and a truncate to its own size: ext4 ignores the hole
+	 * there and gives the blocks back on the truncate; file systems that keep them through
+	 * a same-size truncate free them with the hole. 1 GiB is more than any writer takes
+	 * ahead (ovni-rt's steps are at most 64 MiB and a chunk). */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+				(off_t)1 << 30);
 		(void)!ftruncate(fd, st.st_size);
+	}
 	errno = err;
 }
 

@@ -507,15 +507,8 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 	if (ovni_write_meta_locked(t, ovni_proc.procdir, 1, how) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
 	if (t->sink_fd >= 0) {
-		/* give back the blocks allocated past the end: a truncation to the same size
-		 * does it on ext4 (which punches no hole past the end), the hole elsewhere */
-		struct stat st;
-		if (ot->prealloc && fstat(t->sink_fd, &st) == 0 &&
-		    (uint64_t)st.st_size < ot->prealloc) {
-			fallocate(t->sink_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				  st.st_size, (off_t)ot->prealloc - st.st_size);
-			(void)!ftruncate(t->sink_fd, st.st_size);
-		}
+		/* the blocks taken past the end (ovni_prealloc's steps, the ending's room) */
+		rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}

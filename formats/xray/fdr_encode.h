@@ -98,18 +98,24 @@ static inline void fdr_put_custom_v5(uint8_t *p, int32_t size, int32_t delta)
 	fdr_put_meta(p, FDR_CUSTOM_EVENT, pl, sizeof(pl));
 }
 
-/* The 32-byte file header: version, type, {constant_tsc, nonstop_tsc}, cycle frequency, then
- * the buffer size (ignored by readers of version 2 and later) and 8 reserved bytes. */
-static inline void fdr_put_header(uint8_t *p, uint16_t version, uint32_t bits, uint64_t hz,
-				  uint64_t buffer_size)
+/* The 32-byte file header of every XRay log: version, type (FDR_TYPE, or 0 for the basic
+ * mode's), {constant_tsc, nonstop_tsc}, cycle frequency, then the buffer size (FDR; ignored
+ * by readers of version 2 and later, 0 in a basic log) and 8 reserved bytes. */
+static inline void xray_put_file_header(uint8_t *p, uint16_t version, uint16_t type,
+					uint32_t bits, uint64_t hz, uint64_t buffer_size)
 {
-	uint16_t type = FDR_TYPE;
 	memset(p, 0, FDR_HEADER_SIZE);
 	memcpy(p, &version, 2);
 	memcpy(p + 2, &type, 2);
 	memcpy(p + 4, &bits, 4);
 	memcpy(p + 8, &hz, 8);
 	memcpy(p + 16, &buffer_size, 8);
+}
+
+static inline void fdr_put_header(uint8_t *p, uint16_t version, uint32_t bits, uint64_t hz,
+				  uint64_t buffer_size)
+{
+	xray_put_file_header(p, version, FDR_TYPE, bits, hz, buffer_size);
 }
 
 #endif

@@ -86,13 +86,8 @@ int xb_options_parse(struct xb_options *o, const char *flags, const char *prefix
 
 void xb_put_header(uint8_t *p, uint64_t hz, uint32_t bits)
 {
-	uint16_t version = XB_VERSION, type = XB_TYPE_NAIVE;
-
-	memset(p, 0, XB_HEADER_SIZE);
-	memcpy(p, &version, 2);
-	memcpy(p + 2, &type, 2);
-	memcpy(p + 4, &bits, 4);
-	memcpy(p + 8, &hz, 8);
+	_Static_assert(XB_HEADER_SIZE == FDR_HEADER_SIZE, "one XRay file header");
+	xray_put_file_header(p, XB_VERSION, XB_TYPE_NAIVE, bits, hz, 0);
 }
 
 /* the buffer out, whole records */
