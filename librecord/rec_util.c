@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int rec_debug_enabled;
@@ -86,18 +87,52 @@ int rec_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int rec_append_whole(int fd, const void *buf, size_t len)
+int rec_appendv_whole(int fd, const struct iovec *iov, int n)
 {
 	off_t start = lseek(fd, 0, SEEK_END);
+	size_t skip = 0; /* bytes of iov[i] already written */
+	int i = 0;
 
-	if (rec_write_all(fd, buf, len) == 0)
-		return 0;
+	/* one writev for all of it, the common case; a short write goes on from where it
+	 * stopped */
+	while (i < n) {
+		struct iovec v[8];
+		int k = 0;
+		for (int j = i; j < n && k < 8; j++, k++)
+			v[k] = iov[j];
+		v[0].iov_base = (char *)v[0].iov_base + skip;
+		v[0].iov_len -= skip;
+		ssize_t w = writev(fd, v, k);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			goto fail;
+		}
+		size_t left = (size_t)w;
+		while (i < n && left >= iov[i].iov_len - skip) {
+			left -= iov[i].iov_len - skip;
+			skip = 0;
+			i++;
+		}
+		skip += left;
+	}
+	return 0;
+fail:
 	if (start >= 0) {
 		int err = errno;
 		(void)!ftruncate(fd, start);
 		errno = err;
 	}
 	return -1;
+}
+
+int rec_append_whole(int fd, const void *buf, size_t len)
+{
+	struct iovec v = { (void *)buf, len };
+
+	return rec_appendv_whole(fd, &v, 1);
 }
 
 int rec_room_ahead(int fd, size_t len)

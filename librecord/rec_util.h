@@ -31,6 +31,9 @@ int rec_write_all(int fd, const void *buf, size_t len);
 /* Append LEN bytes at the end of FD, or none: a write that fails (disk full) is cut back to
  * where it began, so the file still ends on a whole record. 0, or -1 with errno. */
 int rec_append_whole(int fd, const void *buf, size_t len);
+/* The same for the N pieces of IOV, one after the other (one writev when it can). */
+struct iovec;
+int rec_appendv_whole(int fd, const struct iovec *iov, int n);
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Room on disk past the end of FD for LEN more bytes, the size left as it is

@@ -294,14 +294,13 @@ static int uftrace_thread_fd(struct rec_session *s, struct rec_thread *t)
 
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 {
-	char name[32], line[128], ts[32];
+	char line[128], ts[32];
 	size_t n;
 
 	/* created now (it says the thread exists), written by each chunk's write */
-	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
-	t->sink_fd = rec_open_write_kept(s->dirfd, name, O_APPEND);
+	t->sink_fd = uftrace_thread_fd(s, t);
 	if (t->sink_fd < 0) {
-		rec_warn("cannot open %s/%s:", s->dir, name);
+		rec_warn("cannot open %s/%d.dat:", s->dir, (int)t->tid);
 		return -1;
 	}
 	/* the room of the LOST record that closes it, even on a full disk (see write_chunk);
@@ -345,38 +344,15 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	}
 	iov[n].iov_base = (void *)data;
 	iov[n++].iov_len = len;
-	/* O_APPEND + one writev per chunk; short writes are finished with plain writes. A
-	 * write that fails (disk full) is cut back off: the file ends on a whole record, and the
-	 * drainer counts the chunk lost and tells it in the next LOST record. Room for the
-	 * chunk and one LOST record past it is taken first: a chunk the disk has no room for is
-	 * never written, so the room a LOST record needs is always there, up to the last one,
-	 * which close_thread writes. */
+	/* O_APPEND, one writev per chunk. A write that fails (disk full) is cut back off: the
+	 * file ends on a whole record, and the drainer counts the chunk lost and tells it in the
+	 * next LOST record. Room for the chunk and one LOST record past it is taken first: a
+	 * chunk the disk has no room for is never written, so the room a LOST record needs is
+	 * always there, up to the last one, which close_thread writes. */
 	size_t total = (lost_before ? sizeof(lost) : 0) + len;
 	if (rec_room_ahead(t->sink_fd, total + sizeof(lost)) < 0)
 		return -1;
-	off_t start = lseek(t->sink_fd, 0, SEEK_END);
-	ssize_t w = writev(t->sink_fd, iov, n);
-	if (w < 0)
-		goto fail;
-	if ((size_t)w < total) {
-		size_t done = (size_t)w;
-		if (lost_before && done < sizeof(lost)) {
-			if (rec_write_all(t->sink_fd, (uint8_t *)&lost + done, sizeof(lost) - done))
-				goto fail;
-			done = sizeof(lost);
-		}
-		size_t d = done - (lost_before ? sizeof(lost) : 0);
-		if (rec_write_all(t->sink_fd, data + d, len - d))
-			goto fail;
-	}
-	return 0;
-fail:
-	if (start >= 0) {
-		int err = errno;
-		(void)!ftruncate(t->sink_fd, start);
-		errno = err;
-	}
-	return -1;
+	return rec_appendv_whole(t->sink_fd, iov, n);
 }
 
 /* A task with no record at all (a fork child that execs before any traced call) leaves no
