@@ -140,6 +140,22 @@ int xr_verbosity(void);
 int xr_log_mode_current(void);
 /* start-up: the logging mode XRAY_OPTIONS chose, set up (xray_log.c) */
 void xr_log_start(void);
+/* struct XRayBuffer, as xray_log_interface.h lays it out */
+struct xr_buffer {
+	const void *data;
+	size_t size;
+};
+/* __xray_log_set_buffer_iterator without its exported name; NULL: the one that gives none */
+void xr_log_set_iterator(struct xr_buffer (*it)(struct xr_buffer));
+/* the custom-event handler slot (xray_api.c), as __xray_set_customevent_handler sets it */
+int xr_api_set_custom(uintptr_t fn);
+/* compiler-rt's FDR mode, "xray-fdr", once the program initializes it (xray_fdrmode.c): its
+ * XRayLogImpl and its buffer iterator */
+int xf_init(size_t buffer_size, size_t max_buffers, void *config, size_t size);
+int xf_finalize(void);
+void xf_handle_arg0(int32_t fid, int type);
+int xf_flush(void);
+struct xr_buffer xf_iterator(struct xr_buffer b);
 
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */

@@ -166,10 +166,15 @@ XR_EXPORT int __xray_remove_handler_arg1(void)
 	return xr_api_set_arg1(0);
 }
 
+int xr_api_set_custom(uintptr_t fn)
+{
+	return xr_api_set(&xr_api_custom, fn, (uintptr_t)xr_api_none,
+			  "__xray_set_customevent_handler");
+}
+
 XR_EXPORT int __xray_set_customevent_handler(void (*entry)(void *, size_t))
 {
-	return xr_api_set(&xr_api_custom, (uintptr_t)entry, (uintptr_t)xr_api_none,
-			  "__xray_set_customevent_handler");
+	return xr_api_set_custom((uintptr_t)entry);
 }
 
 XR_EXPORT int __xray_remove_customevent_handler(void)

@@ -5,18 +5,13 @@
  * and the buffer iterator behind __xray_log_process_buffers, with compiler-rt's semantics and
  * status codes: a mode the program registers works exactly as under compiler-rt.
  *
- * Our own recording is registered as "xray-fdr" (the log it writes is an FDR log), the current
- * mode from the start when XRAY_OPTIONS says xray_mode=xray-fdr (or xray_fdr_log=true), as
- * compiler-rt's would be (else no mode is current, as in compiler-rt). Selecting it makes our
- * recording the entry/exit handler (xray_api.c). Its lifecycle follows compiler-rt's FDR
- * states, uninitialized at first (our recording still runs from the start, as without the
- * API): init (from uninitialized) makes our recording the handler of every slot, as
- * compiler-rt's FDR init installs its handlers, finalize (from initialized) turns it off
- * (slots that were ours then call nothing; the program's own handlers stay), flushLog (from
- * finalized) returns to uninitialized. What differs: there is one log, written at exit with
- * everything recorded while ours was the handler, not one file per flush; XRAY_FDR_OPTIONS
- * are not read, and no buffers are offered to __xray_log_process_buffers (it returns FLUSHED
- * after none).
+ * compiler-rt's FDR mode is registered as "xray-fdr" (xray_fdrmode.c), the current mode from
+ * the start when XRAY_OPTIONS says xray_mode=xray-fdr (or xray_fdr_log=true), as compiler-rt's
+ * would be (else no mode is current, as in compiler-rt). Selected that way, our own recording
+ * keeps the sleds (it is what a program that asks nothing gets: one log at exit). Selected by
+ * the program, its handler takes the sleds, as compiler-rt's select does; initialized by the
+ * program, the mode is compiler-rt's own: its buffers, options, process_buffers and one log
+ * per flushLog.
  *
  * compiler-rt's basic mode is registered as "xray-basic": our recording again (same hooks),
  * written at exit as a basic log (formats/xray/sink_xray_basic.c). XRAY_OPTIONS'
@@ -51,11 +46,6 @@ struct xr_log_impl {
 	int (*flush_log)(void);
 };
 
-struct xr_buffer {
-	const void *data;
-	size_t size;
-};
-
 struct xr_mode {
 	struct xr_mode *next;
 	const char *name;
@@ -77,35 +67,7 @@ static struct xr_buffer xr_null_iterator(struct xr_buffer b)
 
 static uintptr_t xr_buffer_iterator = (uintptr_t)xr_null_iterator;
 
-/* --- our recording as the "xray-fdr" mode ---------------------------------------------- */
-
-static int xr_fdr_status = XR_LOG_UNINITIALIZED;
-
-static int xr_fdr_init(size_t buffer_size, size_t max_buffers, void *config, size_t size)
-{
-	int st = XR_LOG_UNINITIALIZED;
-
-	(void)buffer_size;
-	(void)max_buffers;
-	(void)config;
-	(void)size;
-	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_INITIALIZED, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return st;
-	xr_api_ours(1);
-	return XR_LOG_INITIALIZED;
-}
-
-static int xr_fdr_finalize(void)
-{
-	int st = XR_LOG_INITIALIZED;
-
-	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_FINALIZED, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
-		return st;
-	xr_api_ours(0);
-	return XR_LOG_FINALIZED;
-}
+/* --- compiler-rt's FDR mode, "xray-fdr" (xray_fdrmode.c) ------------------------------ */
 
 /* never called: it names our recording in a handler slot (xr_api_set_fn) */
 void xr_fdr_arg0(int32_t fid, int type)
@@ -114,20 +76,9 @@ void xr_fdr_arg0(int32_t fid, int type)
 	(void)type;
 }
 
-/* the records stay in the session's log, written at exit */
-static int xr_fdr_flush(void)
-{
-	int st = XR_LOG_FINALIZED;
-
-	if (!__atomic_compare_exchange_n(&xr_fdr_status, &st, XR_LOG_UNINITIALIZED, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return XR_LOG_NOT_FLUSHING;
-	return XR_LOG_FLUSHED;
-}
-
 static struct xr_mode xr_fdr_mode = {
 	.name = "xray-fdr",
-	.impl = {xr_fdr_init, xr_fdr_finalize, xr_fdr_arg0, xr_fdr_flush},
+	.impl = {xf_init, xf_finalize, xf_handle_arg0, xf_flush},
 };
 
 /* --- compiler-rt's basic mode, "xray-basic": our recording, written as a basic log ------ */
@@ -408,6 +359,12 @@ XR_EXPORT int __xray_log_flushLog(void)
 	return r;
 }
 
+void xr_log_set_iterator(struct xr_buffer (*it)(struct xr_buffer))
+{
+	__atomic_store_n(&xr_buffer_iterator, (uintptr_t)(it ? it : xr_null_iterator),
+			 __ATOMIC_RELEASE);
+}
+
 XR_EXPORT void __xray_log_set_buffer_iterator(struct xr_buffer (*it)(struct xr_buffer))
 {
 	__atomic_store_n(&xr_buffer_iterator, (uintptr_t)it, __ATOMIC_RELEASE);
@@ -415,7 +372,7 @@ XR_EXPORT void __xray_log_set_buffer_iterator(struct xr_buffer (*it)(struct xr_b
 
 XR_EXPORT void __xray_log_remove_buffer_iterator(void)
 {
-	__xray_log_set_buffer_iterator(xr_null_iterator);
+	xr_log_set_iterator(NULL);
 }
 
 /* each buffer the current iterator gives, to `proc` with the current mode's name (compiler-rt

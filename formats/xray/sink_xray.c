@@ -564,6 +564,11 @@ static int xr_write_map(const char *log)
 	return bad ? -1 : 0;
 }
 
+int xr_log_create(char *path, size_t size)
+{
+	return xr_create_log(&rec_sess, path, size);
+}
+
 /* --- compiler-rt's basic log (sink_xray_basic.c) -------------------------------------- */
 
 int xb_log_create(const struct xb_options *o, uint64_t tsc_hz, uint32_t tsc_bits)

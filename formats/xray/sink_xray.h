@@ -28,6 +28,11 @@ extern const char *xr_log_dropped_why;
 extern int xr_log_announce;
 extern char xr_logfile_base_given[REC_PATH_MAX];
 
+/* A new log named as compiler-rt names it (<base><program>.XXXXXX), for a logging mode that
+ * writes its own (compiler-rt's FDR mode driven through the API); announced at verbosity=1.
+ * Its path in `path`; the descriptor, or -1 (errno). */
+int xr_log_create(char *path, size_t size);
+
 #pragma GCC visibility pop
 
 #endif
