@@ -156,6 +156,12 @@ int xf_finalize(void);
 void xf_handle_arg0(int32_t fid, int type);
 int xf_flush(void);
 struct xr_buffer xf_iterator(struct xr_buffer b);
+/* compiler-rt's profiling mode, "xray-profiling" (xray_profmode.c) */
+int xp_init(size_t buffer_size, size_t max_buffers, void *config, size_t size);
+int xp_finalize(void);
+void xp_handle_arg0(int32_t fid, int type);
+int xp_flush(void);
+struct xr_buffer xp_iterator(struct xr_buffer b);
 
 /* Give exits to every frame of the calling thread below `sp` (longjmp target); sp = 0 pops
  * none, UINTPTR_MAX pops all (pthread_exit, exit, exec). */

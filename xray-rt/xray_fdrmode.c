@@ -702,6 +702,9 @@ int xf_init(size_t bsize_unused, size_t max_unused, void *config, size_t size)
 	xr_api_set_fn((uintptr_t)xf_handle_arg0);
 	xr_api_set_custom((uintptr_t)xf_handle_custom);
 	xr_log_set_iterator(xf_iterator);
+	/* the program's mode writes the program's logs: ours, holding what came before, would be
+	 * a second xray-log.* under the same name (compiler-rt writes none at exit) */
+	xr_log_dropped_why = "the program initialized xray-fdr, which writes its own logs";
 	__atomic_store_n(&xf_status, XF_INITIALIZED, __ATOMIC_RELEASE);
 	if (xr_verbosity())
 		xf_report("XRay FDR init successful.", NULL);

@@ -81,6 +81,11 @@ static struct xr_mode xr_fdr_mode = {
 	.impl = {xf_init, xf_finalize, xf_handle_arg0, xf_flush},
 };
 
+static struct xr_mode xr_prof_mode = {
+	.name = "xray-profiling",
+	.impl = {xp_init, xp_finalize, xp_handle_arg0, xp_flush},
+};
+
 /* --- compiler-rt's basic mode, "xray-basic": our recording, written as a basic log ------ */
 
 static int xr_basic_status = XR_LOG_UNINITIALIZED;
@@ -171,7 +176,8 @@ static void xr_log_setup(void)
 	if (xr_log_ready)
 		return;
 	xr_log_ready = 1;
-	xr_fdr_mode.next = xr_modes;
+	xr_prof_mode.next = xr_modes;
+	xr_fdr_mode.next = &xr_prof_mode;
 	xr_basic_mode.next = &xr_fdr_mode;
 	xr_modes = &xr_basic_mode;
 	if (xr_fdr_chosen()) {
