@@ -24,8 +24,10 @@
  * after its bytes, so the iterator and the flush read whole records. Backing stores are never
  * unmapped: a thread may still hold a buffer of an earlier generation when the program
  * re-initializes with another geometry (compiler-rt reference-counts them instead); a store of
- * the same geometry is reused. None of this is on our own recording's path: the trampolines
- * call these handlers only once the program has installed them.
+ * the same geometry is reused (a writer preempted between its generation check and its write
+ * could then leave one record in a buffer of the new generation: trace data, never the
+ * program's memory). None of this is on our own recording's path: the trampolines call these
+ * handlers only once the program has installed them.
  */
 #include "xray-rt/internal.h"
 #include "formats/xray/fdr_encode.h"
