@@ -59,7 +59,7 @@ void api_arg(int x)
 }
 
 [[clang::xray_never_instrument]] static void round(const char *config, uint64_t bsize, int calls,
-						    int arg, long want_buffers)
+						   int arg, long want_buffers)
 {
 	check("select xray-fdr", __xray_log_select_mode("xray-fdr"), 0);
 	check("init_mode", __xray_log_init_mode("xray-fdr", config), 2);

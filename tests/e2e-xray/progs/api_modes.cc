@@ -118,8 +118,7 @@ extern "C" [[clang::xray_always_instrument]] __attribute__((noinline)) void api_
 	check("finalize xray-fdr again", __xray_log_finalize(), 4);
 	check("flushLog xray-fdr", __xray_log_flushLog(), 2);
 	check("flushLog xray-fdr again", __xray_log_flushLog(), 0);
-	check("init_mode xray-fdr after flush", __xray_log_init_mode("xray-fdr", FDR_CONFIG),
-	      2);
+	check("init_mode xray-fdr after flush", __xray_log_init_mode("xray-fdr", FDR_CONFIG), 2);
 	for (int i = 0; i < 2; i++)
 		api_work();
 	check("finalize xray-fdr", __xray_log_finalize(), 4);

@@ -83,7 +83,8 @@ extern "C" [[clang::xray_always_instrument]] __attribute__((noinline)) void f0()
 		std::string path;
 		int32_t fid;
 		uint64_t count;
-		for (memcpy(&fid, p, 4), p += 4; fid != 0 && p + 4 <= end; memcpy(&fid, p, 4), p += 4)
+		for (memcpy(&fid, p, 4), p += 4; fid != 0 && p + 4 <= end;
+		     memcpy(&fid, p, 4), p += 4)
 			path += (path.empty() ? "" : "<") + name_of(fid);
 		memcpy(&count, p, 8);
 		p += 16;
