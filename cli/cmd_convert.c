@@ -1,10 +1,12 @@
 /*
  * cmd_convert: `flightrec convert [--to=FORMAT] [-o OUT] PATH`.
  *
- * Role: recognise PATH's format, and stream its function entries and exits
- * (formats/common/conv.h) into a viewer's format: Chrome trace-event JSON, speedscope's
- * JSON, or folded stacks. OUT is written as OUT.tmp and renamed when complete, so a failed
- * conversion never leaves half a file under the name asked for.
+ * Role: recognise PATH's format, and stream its function entries and exits, instants and
+ * counters (formats/common/conv.h) into a viewer's format: Chrome trace-event JSON,
+ * speedscope's JSON, or folded stacks. A trace with nothing but instants and counters
+ * (Cacheray) is refused, before anything is written, by a format that holds only frames.
+ * OUT is written as OUT.tmp and renamed when complete, so a failed conversion never leaves
+ * half a file under the name asked for.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,10 +31,12 @@ static const char usage[] =
 	"  -o, --output=OUT  the file to write (default: standard output)\n"
 	"  -m, --instr-map=FILE  XRay: the executable (or llvm-xray's YAML map) that names\n"
 	"                  the function ids (default: LOG.yaml beside the log, if any)\n"
-	"PATH is a uftrace.data directory, an XRay log (or a directory of them) or a Chrome\n"
-	"trace; the other formats say they cannot be converted yet.\n"
+	"PATH is a uftrace.data directory, an XRay log (or a directory of them), a Chrome\n"
+	"trace, an ovni trace (thread and CPU tracks) or a Cacheray trace (accesses per\n"
+	"thread, chrome only); a GDB trace says it cannot be converted yet. Instants and\n"
+	"counters, which speedscope and folded cannot hold, are left out and counted.\n"
 	"Exit status: 0 converted, 1 a trace that cannot be read (what could be read is\n"
-	"converted) or OUT that cannot be written, 2 usage.\n";
+	"converted) or OUT that cannot be written, 2 usage or a trace F cannot hold.\n";
 
 int cmd_convert(int argc, char **argv)
 {
@@ -85,6 +89,12 @@ int cmd_convert(int argc, char **argv)
 		cli_err("convert: %s (%s) cannot be converted yet", argv[optind], fmt->what);
 		return CLI_BAD_TRACE;
 	}
+	if (fmt->convert_points && !conv_holds_points(wr)) {
+		/* an empty profile would say nothing: refuse with the reason */
+		cli_err("convert: %s (%s): %s; %s holds only timed frames: use --to=chrome",
+			argv[optind], fmt->what, fmt->convert_points, wr->name);
+		return CLI_USAGE;
+	}
 	if (outpath) {
 		size_t n = strlen(outpath) + 5;
 		tmp = malloc(n);
@@ -123,6 +133,11 @@ int cmd_convert(int argc, char **argv)
 		cli_err("convert: cannot write the standard output:");
 		ret = CLI_BAD_TRACE;
 	}
+	if (cs.left_out)
+		fprintf(stderr,
+			"flightrec: convert: %llu instants and counter samples left out: %s holds "
+			"only frames (--to=chrome holds them)\n",
+			(unsigned long long)cs.left_out, wr->name);
 	if (cs.dropped_exits || cs.closed_at_end)
 		fprintf(stderr,
 			"flightrec: convert: %llu exits without their entry left out, %llu frames "

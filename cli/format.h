@@ -44,6 +44,9 @@ struct cli_format {
 	 * in turn; NULL: this format cannot be converted yet */
 	int (*convert)(const char *path, const struct cli_convert_opts *o,
 		       struct conv_stream *cs);
+	/* non-NULL: convert gives only instants and counters, for this reason; a writer that
+	 * holds frames only (speedscope, folded) is refused before anything is written */
+	const char *convert_points;
 };
 
 /* the format of PATH, or NULL after printing why none fits */

@@ -31,6 +31,9 @@
 #include "cli/format.h"
 #include "formats/cacheray/read_cacheray.h"
 
+int cacheray_cli_convert(const char *path, const struct cli_convert_opts *o,
+			 struct conv_stream *cs); /* cli_convert.c */
+
 static bool has_trace_suffix(const char *name)
 {
 	return cli_has_suffix(name, ".trace");
@@ -336,4 +339,6 @@ const struct cli_format cli_format_cacheray = {
 	.verify = cr_verify,
 	.dump = cr_dump,
 	.stats = cr_stats,
+	.convert = cacheray_cli_convert,
+	.convert_points = "its records are memory accesses, with no time and no duration",
 };

@@ -6,7 +6,10 @@
  *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},
  *   {"name":"f","ph":"E","ts":12.400,"pid":P,"tid":T},
  *   ],"displayTimeUnit":"ns","otherData":{...}}
- * ts in microseconds with nanosecond digits. One line per event, written as it comes.
+ * ts in microseconds with nanosecond digits. One line per event, written as it comes. A
+ * named track gets its thread_name (and its process's process_name) from the reader; an
+ * instant is {"ph":"i","s":"t"} (thread-scoped), a counter sample {"ph":"C"} with one series
+ * in args (Chrome keys counters by process and name: readers put the track in the name).
  * An E repeats its B's name: Perfetto closes the innermost B without it, but speedscope's
  * import ignores an E whose name is not its B's, leaving every frame open to the end. So
  * the names of the open frames are kept, innermost last, in one buffer (bounded by
@@ -48,7 +51,7 @@ static void *cvc_open(FILE *out, const char *title)
 	return c;
 }
 
-static int cvc_thread(void *w, int pid, int tid)
+static int cvc_thread(void *w, int pid, int tid, const char *pname, const char *tname)
 {
 	struct cvc *c = w;
 
@@ -56,11 +59,24 @@ static int cvc_thread(void *w, int pid, int tid)
 	c->tid = tid;
 	c->depth = 0;
 	c->len = 0;
+	if (pname) {
+		cvc_sep(c);
+		fprintf(c->out,
+			"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+			"\"args\":{\"name\":\"",
+			pid, tid);
+		conv_json_str(c->out, pname);
+		fputs("\"}}", c->out);
+	}
 	cvc_sep(c);
 	fprintf(c->out,
-		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-		"\"args\":{\"name\":\"pid %d tid %d\"}}",
-		pid, tid, pid, tid);
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"",
+		pid, tid);
+	if (tname)
+		conv_json_str(c->out, tname);
+	else
+		fprintf(c->out, "pid %d tid %d", pid, tid);
+	fputs("\"}}", c->out);
 	return ferror(c->out) ? -1 : 0;
 }
 
@@ -120,6 +136,38 @@ static int cvc_exit(void *w, uint64_t ns)
 	return ferror(c->out) ? -1 : 0;
 }
 
+static int cvc_instant(void *w, uint64_t ns, const char *name, const char *args)
+{
+	struct cvc *c = w;
+
+	cvc_sep(c);
+	fputs("{\"name\":\"", c->out);
+	conv_json_str(c->out, name);
+	fprintf(c->out,
+		"\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d",
+		ns / 1000, (unsigned)(ns % 1000), c->pid, c->tid);
+	if (args)
+		fprintf(c->out, ",\"args\":{%s}", args);
+	fputc('}', c->out);
+	return ferror(c->out) ? -1 : 0;
+}
+
+static int cvc_counter(void *w, uint64_t ns, const char *name, const char *series,
+		       double value)
+{
+	struct cvc *c = w;
+
+	cvc_sep(c);
+	fputs("{\"name\":\"", c->out);
+	conv_json_str(c->out, name);
+	fprintf(c->out, "\",\"ph\":\"C\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d,"
+		"\"args\":{\"",
+		ns / 1000, (unsigned)(ns % 1000), c->pid, c->tid);
+	conv_json_str(c->out, series);
+	fprintf(c->out, "\":%.17g}}", value);
+	return ferror(c->out) ? -1 : 0;
+}
+
 static int cvc_finish(void *w)
 {
 	struct cvc *c = w;
@@ -147,5 +195,7 @@ const struct conv_writer conv_chrome = {
 	.thread = cvc_thread,
 	.enter = cvc_enter,
 	.exit = cvc_exit,
+	.instant = cvc_instant,
+	.counter = cvc_counter,
 	.finish = cvc_finish,
 };

@@ -51,22 +51,66 @@ int conv_close_all(struct conv_stream *cs)
 	return 0;
 }
 
-int conv_thread(struct conv_stream *cs, int pid, int tid)
+int conv_track(struct conv_stream *cs, int pid, int tid, const char *pname, const char *tname)
 {
 	if (conv_close_all(cs) < 0)
 		return -1;
 	cs->in_thread = 1;
 	cs->last_ns = 0;
-	return conv_ret(cs, cs->wr->thread(cs->w, pid, tid));
+	return conv_ret(cs, cs->wr->thread(cs->w, pid, tid, pname, tname));
+}
+
+int conv_thread(struct conv_stream *cs, int pid, int tid)
+{
+	return conv_track(cs, pid, tid, NULL, NULL);
+}
+
+/* NS no earlier than the track's last time, which it becomes */
+static uint64_t conv_time(struct conv_stream *cs, uint64_t ns)
+{
+	if (ns < cs->last_ns)
+		ns = cs->last_ns;
+	cs->last_ns = ns;
+	return ns;
+}
+
+int conv_instant(struct conv_stream *cs, uint64_t ns, const char *name, const char *args)
+{
+	if (cs->err || !cs->in_thread)
+		return -1;
+	ns = conv_time(cs, ns);
+	if (!cs->wr->instant) {
+		cs->left_out++;
+		return 0;
+	}
+	cs->events++;
+	return conv_ret(cs, cs->wr->instant(cs->w, ns, name, args));
+}
+
+int conv_counter(struct conv_stream *cs, uint64_t ns, const char *name, const char *series,
+		 double value)
+{
+	if (cs->err || !cs->in_thread)
+		return -1;
+	ns = conv_time(cs, ns);
+	if (!cs->wr->counter) {
+		cs->left_out++;
+		return 0;
+	}
+	cs->events++;
+	return conv_ret(cs, cs->wr->counter(cs->w, ns, name, series, value));
+}
+
+int conv_holds_points(const struct conv_writer *wr)
+{
+	return wr->instant && wr->counter;
 }
 
 int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name)
 {
 	if (cs->err || !cs->in_thread)
 		return -1;
-	if (ns < cs->last_ns)
-		ns = cs->last_ns;
-	cs->last_ns = ns;
+	ns = conv_time(cs, ns);
 	if (cs->depth >= CONV_MAX_DEPTH) {
 		cs->skipped++;
 		return 0;
@@ -80,9 +124,7 @@ int conv_exit(struct conv_stream *cs, uint64_t ns)
 {
 	if (cs->err || !cs->in_thread)
 		return -1;
-	if (ns < cs->last_ns)
-		ns = cs->last_ns;
-	cs->last_ns = ns;
+	ns = conv_time(cs, ns);
 	if (cs->skipped) {
 		cs->skipped--;
 		return 0;

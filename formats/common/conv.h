@@ -2,13 +2,17 @@
  * conv: the function-event stream `flightrec convert` passes from a trace's reader to a
  * viewer format's writer (prefix conv_). Host only.
  *
- * A reader calls conv_thread() before each thread's events, then conv_enter()/conv_exit()
- * in the thread's order, and conv_finish() once. The stream keeps every writer's input well
+ * A reader calls conv_thread() (or conv_track(), which names the track and its process)
+ * before each track's events, then conv_enter()/conv_exit(), conv_instant() and
+ * conv_counter() in the track's order, and conv_finish() once. A track is a thread, or
+ * whatever else a trace has a timeline for (an ovni CPU). The stream keeps every writer's input well
  * formed whatever the trace holds: an exit with no open frame (its entry before a loss) is
  * dropped, frames still open when a thread's events end (a loss, a thread that never
  * returned) end at its last time, and time never goes backwards within a thread. Writers see
  * only balanced, ordered events and stream them out: memory grows with the distinct function
- * names and call stacks (speedscope, folded), never with the number of events.
+ * names and call stacks (speedscope, folded), never with the number of events. A writer with
+ * no instant or counter op (speedscope, folded: they hold frames only) has those events
+ * counted in left_out instead, for the command to say so.
  */
 #ifndef FLIGHTREC_CONV_H
 #define FLIGHTREC_CONV_H
@@ -21,10 +25,17 @@ struct conv_writer {
 	const char *name;  /* --to NAME */
 	const char *what;  /* for --help */
 	void *(*open)(FILE *out, const char *title); /* NULL: out of memory */
-	int (*thread)(void *w, int pid, int tid);
+	/* a new track; PNAME and TNAME name its process and itself, or are NULL */
+	int (*thread)(void *w, int pid, int tid, const char *pname, const char *tname);
 	int (*enter)(void *w, uint64_t ns, const char *name);
 	int (*exit)(void *w, uint64_t ns);
 	int (*finish)(void *w); /* writes what is left and frees W; 0, or -1 on a write error */
+	/* a point in time; ARGS: the members of a JSON object ("\"cpu\":2"), or NULL. NULL op:
+	 * the format holds no instants */
+	int (*instant)(void *w, uint64_t ns, const char *name, const char *args);
+	/* counter NAME's series SERIES is VALUE from NS on; NULL op: the format holds none */
+	int (*counter)(void *w, uint64_t ns, const char *name, const char *series,
+		       double value);
 };
 
 extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded;
@@ -43,13 +54,20 @@ struct conv_stream {
 	size_t depth;      /* frames open */
 	size_t skipped;    /* frames entered beyond CONV_MAX_DEPTH: their exits are dropped too */
 	uint64_t events, dropped_exits, closed_at_end;
+	uint64_t left_out; /* instants and counter samples the writer cannot hold */
 };
 
 int conv_open(struct conv_stream *cs, const struct conv_writer *wr, FILE *out,
 	      const char *title);
 int conv_thread(struct conv_stream *cs, int pid, int tid);
+int conv_track(struct conv_stream *cs, int pid, int tid, const char *pname, const char *tname);
 int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name);
 int conv_exit(struct conv_stream *cs, uint64_t ns);
+int conv_instant(struct conv_stream *cs, uint64_t ns, const char *name, const char *args);
+int conv_counter(struct conv_stream *cs, uint64_t ns, const char *name, const char *series,
+		 double value);
+/* does the writer hold instants and counters (not frames only)? */
+int conv_holds_points(const struct conv_writer *wr);
 /* close the frames still open in the current thread, at its last time */
 int conv_close_all(struct conv_stream *cs);
 int conv_finish(struct conv_stream *cs);

@@ -5,6 +5,8 @@
  * one line per distinct call stack, its weight the nanoseconds spent in the innermost
  * function itself (its duration less its callees'), every thread merged, lines sorted. A
  * stack with no time of its own has no line. Memory: the distinct stacks, not the events.
+ * Tracks are not named in the stacks; instants and counters have no weight to give and are
+ * counted as left out by conv_stream.
  */
 #include "formats/common/conv.h"
 #include "cli/namecount.h"
@@ -39,12 +41,14 @@ static void *cvf_open(FILE *out, const char *title)
 	return f;
 }
 
-static int cvf_thread(void *w, int pid, int tid)
+static int cvf_thread(void *w, int pid, int tid, const char *pname, const char *tname)
 {
 	struct cvf *f = w;
 
 	(void)pid;
 	(void)tid;
+	(void)pname;
+	(void)tname;
 	f->depth = 0;
 	f->len = 0;
 	return 0;

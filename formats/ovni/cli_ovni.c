@@ -23,6 +23,9 @@
 #include "cli/format.h"
 #include "formats/ovni/read_ovni.h"
 
+int ovni_cli_convert(const char *path, const struct cli_convert_opts *o,
+		     struct conv_stream *cs); /* cli_convert.c */
+
 static struct ovr_trace *ovni_load(const char *path)
 {
 	struct ovr_trace *t;
@@ -334,4 +337,5 @@ const struct cli_format cli_format_ovni = {
 	.verify = ovni_verify,
 	.dump = ovni_dump,
 	.stats = ovni_stats,
+	.convert = ovni_cli_convert,
 };

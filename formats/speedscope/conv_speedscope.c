@@ -10,7 +10,8 @@
  * Streamed: a JSON object's keys may come in any order, so the profiles are written as the
  * events come and the frame table, which only the whole trace knows, last. Memory: the
  * distinct function names and one stack of frame indexes. A thread with no event gets no
- * profile (speedscope refuses an empty one).
+ * profile (speedscope refuses an empty one). A named track's profile has its name. Instants
+ * and counters have no place in an evented profile: conv_stream counts them as left out.
  */
 #include "formats/common/conv.h"
 #include "cli/namecount.h"
@@ -25,6 +26,7 @@ struct cvs {
 	char **names;          /* by frame index */
 	size_t nr, cap;
 	int pid, tid;
+	char *tname; /* the current track's name, or NULL */
 	int in_profile, profiles;
 	uint64_t start, end;
 	uint32_t stack[CONV_MAX_DEPTH];
@@ -56,14 +58,19 @@ static void cvs_end_profile(struct cvs *s)
 	s->in_profile = 0;
 }
 
-static int cvs_thread(void *w, int pid, int tid)
+static int cvs_thread(void *w, int pid, int tid, const char *pname, const char *tname)
 {
 	struct cvs *s = w;
 
+	(void)pname;
 	cvs_end_profile(s);
 	s->pid = pid;
 	s->tid = tid;
 	s->depth = 0;
+	free(s->tname);
+	s->tname = NULL;
+	if (tname && !(s->tname = strdup(tname)))
+		return -1;
 	return ferror(s->out) ? -1 : 0;
 }
 
@@ -93,10 +100,12 @@ static long cvs_frame(struct cvs *s, const char *name)
 static void cvs_event(struct cvs *s, char type, uint64_t ns, uint32_t frame)
 {
 	if (!s->in_profile) {
-		fprintf(s->out,
-			"%s\n{\"type\":\"evented\",\"name\":\"pid %d tid %d\","
-			"\"unit\":\"nanoseconds\",\"events\":[\n",
-			s->profiles ? "," : "", s->pid, s->tid);
+		fprintf(s->out, "%s\n{\"type\":\"evented\",\"name\":\"", s->profiles ? "," : "");
+		if (s->tname)
+			conv_json_str(s->out, s->tname);
+		else
+			fprintf(s->out, "pid %d tid %d", s->pid, s->tid);
+		fputs("\",\"unit\":\"nanoseconds\",\"events\":[\n", s->out);
 		s->in_profile = 1;
 		s->profiles++;
 		s->start = ns;
@@ -146,6 +155,7 @@ static int cvs_finish(void *w)
 	fputs("\n]}}\n", s->out);
 	r = ferror(s->out) ? -1 : 0;
 	free(s->names);
+	free(s->tname);
 	nc_free(&s->index);
 	free(s);
 	return r;

@@ -2,7 +2,9 @@
  * test_conv: the function-event stream of `flightrec convert` (formats/common/conv.c) and its
  * three writers: what reaches a writer is balanced and ordered whatever the reader feeds
  * (exits with no entry, frames left open, time going backwards, depth beyond the cap); the
- * chrome and speedscope output parse back to the same events; folded weights are self times.
+ * chrome and speedscope output parse back to the same events; folded weights are self times;
+ * named tracks, instants and counters reach chrome and are counted as left out by the writers
+ * that hold frames only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,8 +48,10 @@ static void log_put(struct logw *l, const char *fmt, ...)
 	assert_true(l->len < sizeof(l->buf)); /* the log is big enough for every test */
 }
 
-static int log_thread(void *w, int pid, int tid)
+static int log_thread(void *w, int pid, int tid, const char *pname, const char *tname)
 {
+	(void)pname;
+	(void)tname;
 	log_put(w, "T%d.%d ", pid, tid);
 	return 0;
 }
@@ -79,7 +83,7 @@ static int log_finish(void *w)
 }
 
 static const struct conv_writer logwriter = {
-	"log", "test", log_open, log_thread, log_enter, log_exit, log_finish,
+	"log", "test", log_open, log_thread, log_enter, log_exit, log_finish, NULL, NULL,
 };
 
 static void test_stream_repairs(void **state)
@@ -193,12 +197,75 @@ static void test_speedscope(void **state)
 	free(s);
 }
 
+/* a named track with frames, an instant and counter samples, as the ovni and Cacheray
+ * converters feed them */
+static char *convert_points(const struct conv_writer *wr, struct conv_stream *cs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	assert_int_equal(conv_open(cs, wr, out, "p"), 0);
+	assert_int_equal(conv_track(cs, 5, 6, "proc \"5\"", "thread 6"), 0);
+	assert_int_equal(conv_enter(cs, 1000, "Running"), 0);
+	assert_int_equal(conv_instant(cs, 1500, "OAs", "\"cpu\":2"), 0);
+	assert_int_equal(conv_counter(cs, 900, "Phase (tid 6)", "Phase", 3), 0); /* clamped */
+	assert_int_equal(conv_instant(cs, 2000, "OHC", NULL), 0);
+	assert_int_equal(conv_exit(cs, 2500), 0);
+	assert_int_equal(conv_finish(cs), 0);
+	fclose(out);
+	return buf;
+}
+
+static void test_points_chrome(void **state)
+{
+	struct conv_stream cs;
+	char *s = convert_points(&conv_chrome, &cs);
+
+	(void)state;
+	assert_true(conv_holds_points(&conv_chrome));
+	assert_int_equal(cs.left_out, 0);
+	assert_non_null(strstr(s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":5,\"tid\":6,"
+				  "\"args\":{\"name\":\"proc \\\"5\\\"\"}}"));
+	assert_non_null(strstr(s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":5,\"tid\":6,"
+				  "\"args\":{\"name\":\"thread 6\"}}"));
+	assert_non_null(strstr(s, "{\"name\":\"OAs\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1.500,"
+				  "\"pid\":5,\"tid\":6,\"args\":{\"cpu\":2}}"));
+	assert_non_null(strstr(s, "{\"name\":\"Phase (tid 6)\",\"ph\":\"C\",\"ts\":1.500,"
+				  "\"pid\":5,\"tid\":6,\"args\":{\"Phase\":3}}"));
+	assert_non_null(strstr(s, "{\"name\":\"OHC\",\"ph\":\"i\",\"s\":\"t\",\"ts\":2.000,"
+				  "\"pid\":5,\"tid\":6}"));
+	assert_non_null(strstr(s, "{\"name\":\"Running\",\"ph\":\"E\",\"ts\":2.500,"));
+	free(s);
+}
+
+static void test_points_frames_only(void **state)
+{
+	struct conv_stream cs;
+	char *s = convert_points(&conv_speedscope, &cs);
+
+	(void)state;
+	assert_false(conv_holds_points(&conv_speedscope));
+	assert_false(conv_holds_points(&conv_folded));
+	assert_int_equal(cs.left_out, 3); /* two instants and a counter sample */
+	assert_non_null(strstr(s, "\"name\":\"thread 6\",\"unit\""));
+	assert_non_null(strstr(s, "{\"type\":\"O\",\"at\":1000,\"frame\":0},\n"
+				  "{\"type\":\"C\",\"at\":2500,\"frame\":0}"));
+	free(s);
+	s = convert_points(&conv_folded, &cs);
+	assert_string_equal(s, "Running 1500\n");
+	assert_int_equal(cs.left_out, 3);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_repairs), cmocka_unit_test(test_stream_depth_cap),
 		cmocka_unit_test(test_folded),	       cmocka_unit_test(test_chrome),
-		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_speedscope),     cmocka_unit_test(test_points_chrome),
+		cmocka_unit_test(test_points_frames_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
