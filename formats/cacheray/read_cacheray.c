@@ -94,11 +94,12 @@ static int crt_decode(const uint8_t *p, size_t left, uint64_t off, const char *f
 	return 0;
 }
 
-int crt_walk_buf(const uint8_t *data, size_t len, const char *file, struct crt_counts *c,
-		 crt_rec_fn fn, void *ctx, struct rd_error *err)
+/* MAPPED: DATA is the file's mapping, whose pages are given back once walked */
+static int crt_walk_mem(const uint8_t *data, size_t len, const char *file, struct crt_counts *c,
+			crt_rec_fn fn, void *ctx, struct rd_error *err, bool mapped)
 {
 	struct crt_rec r;
-	size_t off = 0;
+	size_t off = 0, released = 0;
 
 	if (c) {
 		memset(c, 0, sizeof(*c));
@@ -117,8 +118,16 @@ int crt_walk_buf(const uint8_t *data, size_t len, const char *file, struct crt_c
 				return ret;
 		}
 		off += r.len;
+		if (mapped)
+			rd_map_release(data, off, &released);
 	}
 	return 0;
+}
+
+int crt_walk_buf(const uint8_t *data, size_t len, const char *file, struct crt_counts *c,
+		 crt_rec_fn fn, void *ctx, struct rd_error *err)
+{
+	return crt_walk_mem(data, len, file, c, fn, ctx, err, false);
 }
 
 int crt_walk(const char *path, struct crt_counts *c, crt_rec_fn fn, void *ctx, struct rd_error *err)
@@ -145,7 +154,8 @@ int crt_walk(const char *path, struct crt_counts *c, crt_rec_fn fn, void *ctx, s
 		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	}
 	close(fd);
-	ret = crt_walk_buf(map ? map : (const void *)"", (size_t)st.st_size, path, c, fn, ctx, err);
+	ret = crt_walk_mem(map ? map : (const void *)"", (size_t)st.st_size, path, c, fn, ctx, err,
+			   map != NULL);
 	if (map)
 		munmap(map, (size_t)st.st_size);
 	return ret;

@@ -36,6 +36,10 @@ struct conv_writer {
 	/* counter NAME's series SERIES is VALUE from NS on; NULL op: the format holds none */
 	int (*counter)(void *w, uint64_t ns, const char *name, const char *series,
 		       double value);
+	/* the writer keeps every distinct frame name (speedscope's frame table, folded's
+	 * stacks): a reader names frames by what is bounded (an ovni mark's type, not its
+	 * value) so that memory stays bounded too */
+	int keeps_names;
 };
 
 extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded;

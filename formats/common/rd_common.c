@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -381,4 +382,24 @@ const char *rd_time_str(uint64_t ns, char buf[RD_TIME_LEN])
 	snprintf(buf, RD_TIME_LEN, "%" PRIu64 ".%09" PRIu64, ns / RD_NSEC_PER_SEC,
 		 ns % RD_NSEC_PER_SEC);
 	return buf;
+}
+
+void rd_map_release(const void *base, size_t upto, size_t *done)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t end = upto & ~(page - 1);
+
+	if (end < *done + RD_RELEASE_STEP)
+		return;
+	/* base is page-aligned (mmap's); *done is always a page boundary */
+	madvise((char *)base + *done, end - *done, MADV_DONTNEED);
+	*done = end;
+}
+
+void rd_map_release_end(const void *base, size_t len, size_t *done)
+{
+	if (len <= *done)
+		return;
+	madvise((char *)base + *done, len - *done, MADV_DONTNEED);
+	*done = len;
 }

@@ -38,6 +38,17 @@ static inline uint64_t rd_le64(const uint8_t *p)
 	return (uint64_t)rd_le32(p) | (uint64_t)rd_le32(p + 4) << 32;
 }
 
+/* A read-only file mapping read front to back gives back its pages once they are behind:
+ * UPTO is the offset reached, and the whole pages of [*DONE, UPTO) are dropped
+ * (MADV_DONTNEED) once they add up to RD_RELEASE_STEP, so a reader's resident memory stays
+ * bounded whatever the file's size (a mapped page otherwise stays resident, counted in the
+ * reader's RSS, until memory runs short). Only for MAP_PRIVATE, PROT_READ file mappings,
+ * never for memory of its own: a dropped page touched again is read again from the file. */
+#define RD_RELEASE_STEP (8u << 20)
+void rd_map_release(const void *base, size_t upto, size_t *done);
+/* ... and all of a mapping of LEN bytes from *DONE on, once read to its end */
+void rd_map_release_end(const void *base, size_t len, size_t *done);
+
 #define RD_FILE_MAX 4096
 #define RD_MSG_MAX 320
 

@@ -124,4 +124,5 @@ const struct conv_writer conv_folded = {
 	.enter = cvf_enter,
 	.exit = cvf_exit,
 	.finish = cvf_finish,
+	.keeps_names = 1,
 };

@@ -8,7 +8,8 @@
  *     "Running", OHp "Paused", OHc "Cooling", OHw "Warming", each ending the previous one;
  *     OHe ends the last;
  *   - every event whose value char is '[' opens a frame that the next ']' of the same model
- *     and category closes: OM[ (named "<mark title> <value>"), OF[ ("flush"), OU[
+ *     and category closes: OM[ (named "<mark title> <value>", or "<mark title>" for a
+ *     writer that keeps every name: mark values are often ids), OF[ ("flush"), OU[
  *     ("unordered"), and the burst-like pairs of the other models ("<model> <MC>");
  *   - OM= (a "single" mark) is a counter sample, named "<title> (tid T)" as Chrome keys
  *     counters by process and name;
@@ -215,7 +216,10 @@ static int ovc_event(struct ovc_thread *c, const struct ovr_event *ev)
 		if (m[2] == '[') {
 			f.kind = OVC_MARK;
 			f.type = type;
-			snprintf(f.name, sizeof(f.name), "%s %" PRId64, title, value);
+			if (c->cs->wr->keeps_names)
+				snprintf(f.name, sizeof(f.name), "%s", title);
+			else
+				snprintf(f.name, sizeof(f.name), "%s %" PRId64, title, value);
 			r = ovc_push(c, &f, ns);
 		} else if (m[2] == ']') {
 			r = ovc_pop(c, OVC_MARK, NULL, type, ns);

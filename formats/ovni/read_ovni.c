@@ -868,8 +868,12 @@ int ovr_cursor_next(struct ovr_cursor *c, struct ovr_event *ev, struct rd_error 
 	const uint8_t *p;
 	size_t left;
 
-	if (c->off >= s->size)
+	/* s->buf is always the stream's file mapping: what is behind is given back */
+	if (c->off >= s->size) {
+		rd_map_release_end(s->buf, s->size, &c->released);
 		return 0;
+	}
+	rd_map_release(s->buf, c->off, &c->released);
 	p = s->buf + c->off;
 	left = s->size - c->off;
 	if (left < 12)

@@ -131,6 +131,7 @@ struct ovr_cursor {
 	uint64_t off;
 	uint64_t last_clock;
 	bool started;
+	size_t released; /* the stream's pages before this offset were given back */
 };
 
 /* Does PATH look like an ovni trace directory (a loom.* directory in it)? Only looks. */

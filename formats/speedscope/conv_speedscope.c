@@ -169,4 +169,5 @@ const struct conv_writer conv_speedscope = {
 	.enter = cvs_enter,
 	.exit = cvs_exit,
 	.finish = cvs_finish,
+	.keeps_names = 1,
 };
