@@ -8,11 +8,14 @@
  * OUT is written as OUT.tmp and renamed when complete, so a failed conversion never leaves
  * half a file under the name asked for.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -20,14 +23,15 @@
 #include "formats/common/conv.h"
 
 static const char usage[] =
-	"usage: flightrec convert [--to=chrome|speedscope|folded] [-o OUT] [-m FILE] PATH\n"
+	"usage: flightrec convert [--to=chrome|speedscope|folded|uftrace] [-o OUT] [-m FILE] PATH\n"
 	"  Convert the trace at PATH for a viewer, streaming: memory grows with the distinct\n"
 	"  functions and call stacks, not with the events. Frames a trace leaves open (lost\n"
 	"  events, a thread that never returned) end at their thread's last time.\n"
 	"  --to=F          chrome: Chrome trace-event JSON (Perfetto, chrome://tracing; the\n"
 	"                  default); speedscope: speedscope's JSON, one evented profile per\n"
 	"                  thread; folded: folded stacks for flame graphs, weighted by self time\n"
-	"                  in ns\n"
+	"                  in ns; uftrace: a uftrace.data directory (-o DIR), each function\n"
+	"                  named in DIR/EXE.sym (EXE: -m's file, else PATH)\n"
 	"  -o, --output=OUT  the file to write (default: standard output)\n"
 	"  -m, --instr-map=FILE  XRay: the executable (or llvm-xray's YAML map) that names\n"
 	"                  the function ids (default: LOG.yaml beside the log, if any)\n"
@@ -37,6 +41,60 @@ static const char usage[] =
 	"counters, which speedscope and folded cannot hold, are left out and counted.\n"
 	"Exit status: 0 converted, 1 a trace that cannot be read (what could be read is\n"
 	"converted) or OUT that cannot be written, 2 usage or a trace F cannot hold.\n";
+
+/* DIR and what a directory writer put in it (files only) removed */
+static void convert_rmdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* --to=uftrace: OUT.tmp made, written, renamed OUT; removed on any failure */
+static int convert_dir(const struct cli_format *fmt, const struct conv_writer *wr,
+		       const char *path, const char *outpath, const struct cli_convert_opts *o,
+		       struct conv_stream *cs)
+{
+	size_t n = strlen(outpath) + 5;
+	char *tmp = malloc(n);
+	int ret;
+
+	if (!tmp) {
+		cli_err("convert: out of memory");
+		return CLI_BAD_TRACE;
+	}
+	snprintf(tmp, n, "%s.tmp", outpath);
+	if (mkdir(tmp, 0755) < 0) {
+		cli_err("convert: cannot create the directory %s:", tmp);
+		free(tmp);
+		return CLI_BAD_TRACE;
+	}
+	if (conv_open_dir(cs, wr, tmp, o->instr_map ? o->instr_map : path) < 0) {
+		cli_err("convert: cannot open %s:", tmp);
+		convert_rmdir(tmp);
+		free(tmp);
+		return CLI_BAD_TRACE;
+	}
+	ret = fmt->convert(path, o, cs);
+	if (conv_finish(cs) < 0) {
+		cli_err("convert: cannot write %s:", tmp);
+		ret = CLI_BAD_TRACE;
+		convert_rmdir(tmp);
+	} else if (rename(tmp, outpath) < 0) {
+		cli_err("convert: cannot rename %s to %s:", tmp, outpath);
+		ret = CLI_BAD_TRACE;
+		convert_rmdir(tmp);
+	}
+	free(tmp);
+	return ret;
+}
 
 int cmd_convert(int argc, char **argv)
 {
@@ -95,6 +153,13 @@ int cmd_convert(int argc, char **argv)
 			argv[optind], fmt->what, fmt->convert_points, wr->name);
 		return CLI_USAGE;
 	}
+	if (wr->open_dir) {
+		if (!outpath)
+			return cli_usage_error(usage, "convert: --to=%s writes a directory: -o DIR",
+					       wr->name);
+		ret = convert_dir(fmt, wr, argv[optind], outpath, &copts, &cs);
+		goto said;
+	}
 	if (outpath) {
 		size_t n = strlen(outpath) + 5;
 		tmp = malloc(n);
@@ -133,6 +198,7 @@ int cmd_convert(int argc, char **argv)
 		cli_err("convert: cannot write the standard output:");
 		ret = CLI_BAD_TRACE;
 	}
+said:
 	if (cs.left_out)
 		fprintf(stderr,
 			"flightrec: convert: %llu instants and counter samples left out: %s holds "

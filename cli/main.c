@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, "print a trace in human-readable form" },
 	{ "stats", cmd_stats, "per-thread counts, totals and per-function call counts" },
 	{ "salvage", cmd_salvage, "rebuild a trace from the rings of a process that died" },
-	{ "convert", cmd_convert, "convert a trace for a viewer: chrome, speedscope, folded" },
+	{ "convert", cmd_convert, "convert a trace for a viewer: chrome, speedscope, folded, uftrace" },
 };
 
 static void print_help(FILE *fp)
@@ -40,7 +40,7 @@ static void print_help(FILE *fp)
 	      "  flightrec dump [--offsets] [--headers] PATH\n"
 	      "  flightrec stats [--calls] PATH\n"
 	      "  flightrec salvage [-n] [-q] [--keep] DIR\n"
-	      "  flightrec convert [--to=chrome|speedscope|folded] [-o OUT] PATH\n"
+	      "  flightrec convert [--to=chrome|speedscope|folded|uftrace] [-o OUT] PATH\n"
 	      "\n"
 	      "  flightrec --version\n"
 	      "\n"

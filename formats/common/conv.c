@@ -9,7 +9,7 @@
 const struct conv_writer *conv_writer_find(const char *name)
 {
 	static const struct conv_writer *const all[] = { &conv_chrome, &conv_speedscope,
-							 &conv_folded };
+							 &conv_folded, &conv_uftrace };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
@@ -23,6 +23,19 @@ int conv_open(struct conv_stream *cs, const struct conv_writer *wr, FILE *out,
 	memset(cs, 0, sizeof(*cs));
 	cs->wr = wr;
 	cs->w = wr->open(out, title);
+	if (!cs->w) {
+		cs->err = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int conv_open_dir(struct conv_stream *cs, const struct conv_writer *wr, const char *dir,
+		  const char *title)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->wr = wr;
+	cs->w = wr->open_dir(dir, title);
 	if (!cs->w) {
 		cs->err = 1;
 		return -1;

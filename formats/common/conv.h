@@ -40,9 +40,11 @@ struct conv_writer {
 	 * stacks): a reader names frames by what is bounded (an ovni mark's type, not its
 	 * value) so that memory stays bounded too */
 	int keeps_names;
+	/* a writer of a directory (open is NULL): DIR exists, empty; TITLE names the program */
+	void *(*open_dir)(const char *dir, const char *title);
 };
 
-extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded;
+extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded, conv_uftrace;
 
 /* the writer called NAME, or NULL */
 const struct conv_writer *conv_writer_find(const char *name);
@@ -63,6 +65,9 @@ struct conv_stream {
 
 int conv_open(struct conv_stream *cs, const struct conv_writer *wr, FILE *out,
 	      const char *title);
+/* a directory writer's stream, written into DIR */
+int conv_open_dir(struct conv_stream *cs, const struct conv_writer *wr, const char *dir,
+		  const char *title);
 int conv_thread(struct conv_stream *cs, int pid, int tid);
 int conv_track(struct conv_stream *cs, int pid, int tid, const char *pname, const char *tname);
 int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name);

@@ -5,7 +5,7 @@
  * A thread's records are spread over blocks that alternate with other threads' blocks, so
  * the log is walked once to list its threads (pid, tid, in order of appearance) and once more
  * per thread (the log is mapped: a walk reads no more than it). Times are the records' TSCs
- * from the log's first, in ns through the header's cycle frequency. Names come from the
+ * from the log's earliest, in ns through the header's cycle frequency. Names come from the
  * instrumentation map: --instr-map (the executable, or llvm-xray's YAML), else LOG.yaml
  * beside the log (flightrec writes one when it transcodes); a function id without a name is
  * "#<id>", as llvm-xray prints it. PATH may be a directory of logs (one per process, as
@@ -42,7 +42,8 @@ static int xcv_list(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 	(void)h;
 	if (r->kind != XFR_FUNCTION)
 		return 0;
-	if (!x->have_tsc0) {
+	/* the earliest, not the first: a thread's block may come after a later one's */
+	if (!x->have_tsc0 || r->tsc < x->tsc0) {
 		x->tsc0 = r->tsc;
 		x->have_tsc0 = 1;
 	}
