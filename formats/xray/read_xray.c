@@ -57,6 +57,8 @@ struct walk {
 	struct thr *cur; /* the current block's thread, once its first NewCPUId is seen */
 	struct thr *thr;
 	size_t nthr, capthr;
+	bool mapped;	 /* d is the file's mapping: its pages are given back once walked */
+	size_t released; /* ... those before this offset */
 };
 
 const char *xfr_kind_name(int kind)
@@ -327,18 +329,22 @@ static int walk_buffer(struct walk *w, uint64_t off, uint64_t end)
 		if (ret > 1)
 			return ret;
 		off += size;
+		if (w->mapped)
+			rd_map_release(w->d, off, &w->released);
 	}
 	return 0;
 }
 
-int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
+static int walk_mem(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		    struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err,
+		    bool mapped)
 {
 	struct walk w;
 	uint64_t off = HDR;
 	int ret = 0;
 
 	memset(&w, 0, sizeof(w));
+	w.mapped = mapped;
 	w.d = data;
 	w.len = len;
 	w.file = file;
@@ -459,6 +465,12 @@ bool xfr_sniff_file(const char *path)
 	return ok;
 }
 
+int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
+{
+	return walk_mem(data, len, file, h, c, fn, ctx, err, false);
+}
+
 /* the walk (fn set) or xfr_verify_buf (fn NULL, verify) over the file mapped */
 static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
 		     void *ctx, bool verify, struct rd_error *err)
@@ -491,7 +503,7 @@ static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *
 	if (verify)
 		ret = xfr_verify_buf(m, (size_t)st.st_size, path, h, c, err);
 	else
-		ret = xfr_walk_buf(m, (size_t)st.st_size, path, h, c, fn, ctx, err);
+		ret = walk_mem(m, (size_t)st.st_size, path, h, c, fn, ctx, err, m != NULL);
 	if (m)
 		munmap(m, (size_t)st.st_size);
 	return ret;

@@ -83,7 +83,7 @@ static int log_finish(void *w)
 }
 
 static const struct conv_writer logwriter = {
-	"log", "test", log_open, log_thread, log_enter, log_exit, log_finish, NULL, NULL, 0,
+	"log", "test", log_open, log_thread, log_enter, log_exit, log_finish, NULL, NULL, 0, NULL,
 };
 
 static void test_stream_repairs(void **state)
