@@ -5,9 +5,9 @@
  * A reader calls conv_thread() (or conv_track(), which names the track and its process)
  * before each track's events, then conv_enter()/conv_exit(), conv_instant() and
  * conv_counter() in the track's order, and conv_finish() once. A track is a thread, or
- * whatever else a trace has a timeline for (an ovni CPU). The stream keeps every writer's input well
- * formed whatever the trace holds: an exit with no open frame (its entry before a loss) is
- * dropped, frames still open when a thread's events end (a loss, a thread that never
+ * whatever else a trace has a timeline for (an ovni CPU). The stream keeps every writer's
+ * input well formed whatever the trace holds: an exit with no open frame (its entry before a
+ * loss) is dropped, frames still open when a thread's events end (a loss, a thread that never
  * returned) end at its last time, and time never goes backwards within a thread. Writers see
  * only balanced, ordered events and stream them out: memory grows with the distinct function
  * names and call stacks (speedscope, folded), never with the number of events. A writer with

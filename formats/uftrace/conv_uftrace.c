@@ -265,9 +265,12 @@ static int cvu_write_meta(struct cvu *u)
 		for (size_t k = 0; k < i; k++)
 			seen |= u->th[k].records && u->th[k].pid == u->th[i].pid;
 		if (!seen)
-			fprintf(m, "SESS timestamp=0.999999000 pid=%d sid=" CVU_SID " exename=\"%s\"\n",
+			fprintf(m,
+				"SESS timestamp=0.999999000 pid=%d sid=" CVU_SID
+				" exename=\"%s\"\n",
 				u->th[i].pid, u->exename);
-		fprintf(m, "TASK timestamp=0.999999500 tid=%d pid=%d\n", u->th[i].tid, u->th[i].pid);
+		fprintf(m, "TASK timestamp=0.999999500 tid=%d pid=%d\n", u->th[i].tid,
+			u->th[i].pid);
 		tids[ntids++] = u->th[i].tid;
 	}
 	if (fclose(m) != 0 || cvu_printf_file(u->dirfd, "task.txt", text) < 0)
