@@ -22,7 +22,7 @@ int conv_open(struct conv_stream *cs, const struct conv_writer *wr, FILE *out,
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->wr = wr;
-	cs->w = wr->open(out, title);
+	cs->w = wr->open ? wr->open(out, title) : NULL; /* a directory writer: conv_open_dir */
 	if (!cs->w) {
 		cs->err = 1;
 		return -1;
