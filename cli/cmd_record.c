@@ -13,7 +13,9 @@
  *      trace of ours emptied, or refused);
  *   5. FLIGHTREC_DIR=<absolute DIR>, LD_PRELOAD=<runtime>[:<previous LD_PRELOAD>], fork, exec;
  *      the options meant for the runtime go as its variables (--format: FLIGHTREC_FORMAT; the
- *      record-time filters -F/-N/-D/-t/--match: FLIGHTREC_FILTER/_DEPTH/_TIME_FILTER/_MATCH,
+ *      record-time filters and triggers -F/-N/-T/-C/-D/-t/-Z/--match/--disable/--signal/
+ *      --max-stack: FLIGHTREC_FILTER/_TRIGGER/_CALLER/_DEPTH/_TIME_FILTER/_MIN_SIZE/_MATCH/
+ *      _DISABLED/_SIGNAL/_MAX_STACK (-H is checked, then dropped, as uftrace record does),
  *      checked first with the runtime's own parser, libmcount/mcount_filter.c);
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
@@ -25,6 +27,8 @@
  *   8. one line on stderr:
  *        flightrec: recorded N threads, N events, N bytes, N lost in X.XXX s -> DIR
  *      from the runtime's .flightrec/stats.<pid> files (else from scanning the .dat files);
+ *      (DIR/default.opts is written before PROG runs, as uftrace record writes it: "-t TIME"
+ *      or empty, for uftrace's analysis commands);
  *   9. list what DIR holds in DIR/.flightrec/record.list (record_dir.c: what the next record
  *      may remove), and exit with PROG's status (128+signal when it was killed).
  * The runtime writes the trace's `info` itself (exit_status is its business); record does not
@@ -78,7 +82,19 @@ static const char usage[] =
 	"  -F, --filter=REGEX    record only the matching functions and what they call\n"
 	"  -N, --notrace=REGEX   do not record the matching functions nor what they call\n"
 	"                  (both repeatable, or ';'-separated; for a function several patterns\n"
-	"                  match, the last one decides; PATTERN@MODULE is not supported)\n"
+	"                  match, the last one decides; PATTERN@MODULE and PATTERN@ACTIONS\n"
+	"                  as for -T, filter actions only)\n"
+	"  -T, --trigger=PATTERN@ACTION[,ACTION...]  depth=N time=TIME size=N filter notrace\n"
+	"                  trace trace_on trace_off finish recover caller (backtrace hide color=\n"
+	"                  are replay's: accepted, nothing recorded differs; arg fparg retval\n"
+	"                  read= auto-args are not supported)\n"
+	"  -C, --caller-filter=REGEX  record only the matching functions and their callers\n"
+	"  -H, --hide=REGEX  checked and accepted; as with uftrace record, it changes nothing\n"
+	"                  recorded (give it to uftrace replay)\n"
+	"  -Z, --size-filter=N  do not record functions smaller than N bytes (symbol size)\n"
+	"  --disable       start with tracing off (a trace_on trigger or signal turns it on)\n"
+	"  --signal=SIG@ACTION  trace_on, trace_off or finish when SIG comes\n"
+	"  --max-stack=N   record calls up to N frames deep (1 to 1024; FLIGHTREC_MAX_STACK)\n"
 	"  -D, --depth=N   record N levels of calls (from the top, or from an -F function)\n"
 	"  -t, --time-filter=TIME  do not record functions that run TIME or less (e.g. 10us;\n"
 	"                  units ns us ms s m, ns without one)\n"
@@ -209,6 +225,13 @@ struct record_fmt {
 	const char *depth;      /* -D */
 	const char *time;       /* -t */
 	const char *match;      /* --match */
+	char *trigger;          /* -T, ';'-joined, malloc'ed */
+	char *caller;           /* -C, ';'-joined, malloc'ed */
+	char *hide;             /* -H: checked, then nothing (uftrace's record ignores it too) */
+	char *signal;           /* --signal, ';'-joined, malloc'ed */
+	const char *min_size;   /* -Z */
+	const char *max_stack;  /* --max-stack */
+	bool disable;           /* --disable */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -220,7 +243,13 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->filter && setenv("FLIGHTREC_FILTER", f->filter, 1) < 0) ||
 	    (f->depth && setenv("FLIGHTREC_DEPTH", f->depth, 1) < 0) ||
 	    (f->time && setenv("FLIGHTREC_TIME_FILTER", f->time, 1) < 0) ||
-	    (f->match && setenv("FLIGHTREC_MATCH", f->match, 1) < 0)) {
+	    (f->match && setenv("FLIGHTREC_MATCH", f->match, 1) < 0) ||
+	    (f->trigger && setenv("FLIGHTREC_TRIGGER", f->trigger, 1) < 0) ||
+	    (f->caller && setenv("FLIGHTREC_CALLER", f->caller, 1) < 0) ||
+	    (f->signal && setenv("FLIGHTREC_SIGNAL", f->signal, 1) < 0) ||
+	    (f->min_size && setenv("FLIGHTREC_MIN_SIZE", f->min_size, 1) < 0) ||
+	    (f->max_stack && setenv("FLIGHTREC_MAX_STACK", f->max_stack, 1) < 0) ||
+	    (f->disable && setenv("FLIGHTREC_DISABLED", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -530,19 +559,25 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* -F/-N: PATTERN (PREFIX "!" for -N) appended to uftrace's filter string */
-static int add_filter(struct record_fmt *f, const char *prefix, const char *pattern)
+/* -F/-N/-T/-C/-H/--signal: PATTERN (PREFIX "!" for -N) appended to a ';'-separated list */
+static int add_filter(char **list, const char *prefix, const char *pattern)
 {
 	char *s;
 
-	if (asprintf(&s, "%s%s%s%s", f->filter ? f->filter : "", f->filter ? ";" : "", prefix,
-		     pattern) < 0) {
+	if (asprintf(&s, "%s%s%s%s", *list ? *list : "", *list ? ";" : "", prefix, pattern) < 0) {
 		cli_err("out of memory");
 		return -1;
 	}
-	free(f->filter);
-	f->filter = s;
+	free(*list);
+	*list = s;
 	return 0;
+}
+
+/* the options that make libmcount take its filtering hooks */
+static bool any_filter(const struct record_fmt *f)
+{
+	return f->filter || f->depth || f->time || f->trigger || f->caller || f->signal ||
+	       f->min_size || f->disable;
 }
 
 /* The filters checked as the runtime will take them, so that a mistake is said now */
@@ -561,16 +596,54 @@ static int check_filters(const struct record_fmt *f)
 	if (f->match && strcmp(f->match, "regex") && strcmp(f->match, "glob"))
 		return cli_usage_error(usage, "record: --match takes regex or glob, not '%s'",
 				       f->match);
-	if (f->filter && mc_filter_parse(&spec, f->filter, f->match && !strcmp(f->match, "glob"),
-					 err, sizeof(err)) < 0)
+	int glob = f->match && !strcmp(f->match, "glob"), sigs[8];
+	uint32_t acts[8];
+
+	spec.n = 0;
+	if (f->filter && mc_filter_parse_more(&spec, f->filter, MC_LIST_FILTER, glob, err,
+					      sizeof(err)) < 0)
 		return cli_usage_error(usage, "record: --filter/--notrace: %s", err);
-	if ((f->filter || f->depth || f->time) && f->format && !strcmp(f->format, "tfile"))
-		return cli_usage_error(usage, "record: the filters (-F -N -D -t) do not apply to "
+	if (f->trigger && mc_filter_parse_more(&spec, f->trigger, MC_LIST_TRIGGER, glob, err,
+					       sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --trigger: %s", err);
+	if (f->caller && mc_filter_parse_more(&spec, f->caller, MC_LIST_CALLER, glob, err,
+					      sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --caller-filter: %s", err);
+	spec.n = 0;
+	if (f->hide && mc_filter_parse_more(&spec, f->hide, MC_LIST_CALLER, glob, err,
+					    sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --hide: %s", err);
+	if (f->signal && mc_signal_parse(f->signal, sigs, acts, 8, err, sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --signal: %s", err);
+	if (f->min_size && !is_number(f->min_size, UINT32_MAX))
+		return cli_usage_error(usage, "record: --size-filter takes a size in bytes, not "
+				       "'%s'", f->min_size);
+	if (f->max_stack && (!is_number(f->max_stack, 1024) || !strtoul(f->max_stack, NULL, 10)))
+		return cli_usage_error(usage, "record: --max-stack takes 1 to 1024, not '%s'",
+				       f->max_stack);
+	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
+		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
 				       "tracepoints (--format=tfile)");
 	return 0;
 }
 
-enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH };
+/* uftrace record's DIR/default.opts, which its analysis commands read as options: "-t TIME"
+ * when -t was given (replay hides the functions under it again), else empty */
+static void write_default_opts(int ringfd, const struct record_fmt *f)
+{
+	int fd = openat(ringfd, "../default.opts",
+			O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	char line[128];
+	int n = f->time ? snprintf(line, sizeof(line), "-t %s\n", f->time) : 0;
+
+	if (fd < 0 || (n > 0 && write(fd, line, (size_t)n) != n))
+		cli_err("cannot write default.opts:");
+	if (fd >= 0)
+		close(fd);
+}
+
+enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
+       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK };
 
 int cmd_record(int argc, char **argv)
 {
@@ -586,6 +659,13 @@ int cmd_record(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },
 		{ "time-filter", required_argument, NULL, 't' },
 		{ "match", required_argument, NULL, OPT_MATCH },
+		{ "trigger", required_argument, NULL, 'T' },
+		{ "caller-filter", required_argument, NULL, 'C' },
+		{ "hide", required_argument, NULL, 'H' },
+		{ "size-filter", required_argument, NULL, 'Z' },
+		{ "disable", no_argument, NULL, OPT_DISABLE },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -603,7 +683,7 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -613,8 +693,27 @@ int cmd_record(int argc, char **argv)
 			if (*optarg == '\0')
 				return cli_usage_error(usage, "record: empty %s pattern",
 						       c == 'F' ? "--filter" : "--notrace");
-			if (add_filter(&fmt, c == 'N' ? "!" : "", optarg) < 0)
+			if (add_filter(&fmt.filter, c == 'N' ? "!" : "", optarg) < 0)
 				return CLI_USAGE;
+			break;
+		case 'T':
+		case 'C':
+		case 'H':
+		case OPT_SIGNAL:
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty %s", argv[optind - 1]);
+			if (add_filter(c == 'T' ? &fmt.trigger : c == 'C' ? &fmt.caller :
+				       c == 'H' ? &fmt.hide : &fmt.signal, "", optarg) < 0)
+				return CLI_USAGE;
+			break;
+		case 'Z':
+			fmt.min_size = optarg;
+			break;
+		case OPT_DISABLE:
+			fmt.disable = true;
+			break;
+		case OPT_MAX_STACK:
+			fmt.max_stack = optarg;
 			break;
 		case 'D':
 			fmt.depth = optarg;
@@ -720,8 +819,10 @@ int cmd_record(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if ((fmt.filter || fmt.depth || fmt.time || fmt.match) && kind != HOOK_MCOUNT) {
-		cli_err("%s: the filters (-F -N -D -t --match) are for the mcount hook (-pg, "
+	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack) &&
+	    kind != HOOK_MCOUNT) {
+		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
+			"--signal --max-stack) are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;
@@ -739,8 +840,14 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0)
 		return CLI_USAGE;
+	if (fmt.format ? !strcmp(fmt.format, "uftrace") : kind == HOOK_MCOUNT)
+		write_default_opts(dirfd, &fmt);
 	free(fmt.tracepoints);
 	free(fmt.filter);
+	free(fmt.trigger);
+	free(fmt.caller);
+	free(fmt.hide);
+	free(fmt.signal);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = run_child(prog, argv + optind, lib, &exec_errno);

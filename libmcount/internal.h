@@ -61,23 +61,35 @@ struct mc_thread {
  * rstack[mc_max_stack]. Without a filter the thread has no such area at all.
  */
 struct mc_fthread {
-	uint32_t fdepth;    /* levels recorded since the last -F/-N match (uftrace's
-			     * filter.depth, counted up): -D compares it */
+	uint32_t ready;	    /* set up (mc_fthread_init) */
+	uint32_t fdepth;    /* levels left to record (uftrace's filter.depth): -D, reset by a
+			     * filter match, set by depth=; 0: the next frame is not recorded */
 	uint32_t in_count;  /* -F frames on the stack */
 	uint32_t out_count; /* -N frames on the stack */
 	uint32_t rec_depth; /* recorded frames on the stack: the uftrace depth of the next one */
+	uint32_t size;	    /* -Z / size=: smaller functions are not recorded */
+	uint64_t time;	    /* -t / time=: shorter functions are not recorded */
+	uint32_t enable_cached; /* mc_tracing_on as this thread last saw it (uftrace's) */
+	uint32_t pad;
 };
 
 struct mc_fframe {
-	uint64_t start;	       /* -t: the entry time, its entry written when it is decided */
+	uint64_t start;	       /* the entry time, for a frame whose entry is held */
+	uint64_t saved_time;   /* the thread's time filter before it, back at its exit */
 	uint32_t saved_fdepth; /* fdepth before it, back at its exit */
+	uint32_t saved_size;   /* size before it */
 	uint16_t rec_depth;    /* its depth in the trace */
 	uint16_t flags;	       /* MC_FF_* */
+	uint32_t pad;
 };
 #define MC_FF_NORECORD 1 /* on the shadow stack only (a -N frame or under one, filtered out) */
 #define MC_FF_IN 2	 /* matched by -F: in_count counts it */
 #define MC_FF_OUT 4	 /* matched by -N: out_count counts it */
 #define MC_FF_WRITTEN 8	 /* its entry is in the trace */
+#define MC_FF_DISABLED 16 /* entered while tracing was off: its entry is never written */
+#define MC_FF_TRACE 32	  /* the trace action: written whatever its time */
+#define MC_FF_CALLER 64	  /* a caller filter matched it */
+#define MC_FF_RECOVER 128 /* recover: the frames below got their return addresses back */
 
 extern uint32_t mc_max_stack;
 /* what the fast paths may use: mc_max_stack, or 0 without a TSC (the complete hooks then

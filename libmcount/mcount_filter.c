@@ -15,6 +15,7 @@
 #include "librecord/rec_util.h"
 
 #include <ctype.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -585,46 +586,194 @@ int mc_pattern_match(const struct mc_pattern *p, const char *name)
 	}
 }
 
-/* ---- FLIGHTREC_FILTER ---- */
+/* ---- FLIGHTREC_FILTER, _TRIGGER, _CALLER ---- */
 
-int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *err,
-		    size_t errlen)
+/* "N" with N <= max, the whole of s..e */
+static int parse_num(const char *s, const char *e, uint64_t max, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (s >= e)
+		return -1;
+	for (; s < e; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int has_prefix(const char *s, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+
+	return len >= n && !strncasecmp(s, word, n);
+}
+
+/* One action (or the module name) of pattern I, the LEN bytes at A. uftrace's actions are
+ * matched by prefix, case-insensitively, in its table's order. */
+static int parse_action(struct mc_filter_spec *s, size_t i, const char *a, size_t len,
+			enum mc_list_kind kind, char *err, size_t errlen)
+{
+	static const char *const args[] = { "arg", "fparg", "retval", "read=", "auto-args" };
+	struct mc_trigger *tr = &s->tr[i];
+	const char *v = memchr(a, '=', len), *e = a + len;
+	uint32_t filter_only = 0;
+
+	for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
+		if (has_prefix(a, len, args[k])) {
+			mc_err(err, errlen, "'%.*s': argument and read actions are not supported",
+			       (int)len, a);
+			return -1;
+		}
+	}
+	v = v ? v + 1 : e;
+	if (has_prefix(a, len, "filter") || has_prefix(a, len, "notrace")) {
+		tr->flags |= MC_TR_FILTER;
+		tr->fmode = a[0] == 'f' || a[0] == 'F' ? MC_FILTER_IN : MC_FILTER_OUT;
+	} else if (has_prefix(a, len, "depth=")) {
+		if (parse_num(v, e, 65535, &tr->depth) < 0)
+			goto bad_value;
+		tr->flags |= MC_TR_DEPTH;
+	} else if (has_prefix(a, len, "time=")) {
+		char t[40];
+		if ((size_t)(e - v) >= sizeof(t))
+			goto bad_value;
+		memcpy(t, v, (size_t)(e - v));
+		t[e - v] = '\0';
+		if (mc_parse_time(t, &tr->time) < 0)
+			goto bad_value;
+		tr->flags |= MC_TR_TIME;
+	} else if (has_prefix(a, len, "size=")) {
+		if (parse_num(v, e, UINT32_MAX, &tr->size) < 0)
+			goto bad_value;
+		tr->flags |= MC_TR_SIZE;
+	} else if (has_prefix(a, len, "caller")) {
+		tr->flags |= MC_TR_CALLER;
+	} else if (has_prefix(a, len, "hide")) {
+		tr->flags |= MC_TR_REPLAY;
+	} else if (has_prefix(a, len, "trace")) {
+		/* trace, trace_on, trace-on, traceon (and off), as uftrace's parse_trace_action */
+		const char *t = a + 5;
+		size_t tl = len - 5;
+		filter_only = 1;
+		if (tl && (*t == '_' || *t == '-')) {
+			t++;
+			tl--;
+		}
+		if (tl == 0)
+			tr->flags |= MC_TR_TRACE;
+		else if (tl == 2 && !strncasecmp(t, "on", 2))
+			tr->flags = (tr->flags & ~(uint32_t)MC_TR_TRACE_OFF) | MC_TR_TRACE_ON;
+		else if (tl == 3 && !strncasecmp(t, "off", 3))
+			tr->flags = (tr->flags & ~(uint32_t)MC_TR_TRACE_ON) | MC_TR_TRACE_OFF;
+		else
+			goto bad_value;
+	} else if (has_prefix(a, len, "finish")) {
+		filter_only = 1;
+		tr->flags |= MC_TR_FINISH;
+	} else if (has_prefix(a, len, "color=") || has_prefix(a, len, "backtrace")) {
+		filter_only = 1;
+		tr->flags |= MC_TR_REPLAY;
+	} else if (has_prefix(a, len, "recover")) {
+		filter_only = 1;
+		tr->flags |= MC_TR_RECOVER;
+	} else {
+		/* not an action: the module */
+		if (s->module[i][0]) {
+			mc_err(err, errlen, "'%.*s': a second module name", (int)len, a);
+			return -1;
+		}
+		if (len >= MC_MODULE_LEN) {
+			mc_err(err, errlen, "'%.*s': module name too long", (int)len, a);
+			return -1;
+		}
+		if ((len == 3 && !strncasecmp(a, "PLT", 3)) || (len == 6 && !memcmp(a, "kernel", 6)) ||
+		    (len == 1 && a[0] == 'k')) {
+			mc_err(err, errlen, "'%.*s': PLT and kernel modules are not supported",
+			       (int)len, a);
+			return -1;
+		}
+		memcpy(s->module[i], a, len);
+		s->module[i][len] = '\0';
+		return 0;
+	}
+	if (filter_only && kind != MC_LIST_TRIGGER) {
+		/* uftrace ignores them there; we say so */
+		mc_err(err, errlen, "'%.*s' is a trigger action (-T), not a filter one", (int)len,
+		       a);
+		return -1;
+	}
+	return 0;
+bad_value:
+	mc_err(err, errlen, "'%.*s': invalid value", (int)len, a);
+	return -1;
+}
+
+int mc_filter_parse_more(struct mc_filter_spec *s, const char *list, enum mc_list_kind kind,
+			 int glob, char *err, size_t errlen)
 {
 	const char *p = list;
 
-	s->n = 0;
-	s->has_in = 0;
 	while (*p) {
 		const char *e = strchr(p, ';');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+		size_t len = e ? (size_t)(e - p) : strlen(p), plen;
+		const char *at = memchr(p, '@', len);
 		int out = 0;
 		char why[160];
 
-		if (len && *p == '!') {
+		if (len && *p == '!' && kind == MC_LIST_FILTER) {
 			out = 1;
 			p++;
 			len--;
+			at = memchr(p, '@', len);
 		}
+		plen = at ? (size_t)(at - p) : len;
 		if (len == 0) {
 			if (out) {
 				mc_err(err, errlen, "'!' with no pattern");
 				return -1;
 			}
-		} else if (memchr(p, '@', len)) {
-			/* uftrace's PATTERN@MODULE and triggers: not taken */
-			mc_err(err, errlen, "'%.*s': PATTERN@MODULE and triggers are not supported",
-			       (int)len, p);
-			return -1;
 		} else if (s->n >= MC_FILTER_MAX) {
 			mc_err(err, errlen, "more than %d patterns", MC_FILTER_MAX);
 			return -1;
 		} else {
-			if (mc_pattern_compile(&s->p[s->n], p, len, glob, why, sizeof(why)) < 0) {
-				mc_err(err, errlen, "'%.*s': %s", (int)len, p, why);
+			size_t i = s->n;
+			struct mc_trigger *tr = &s->tr[i];
+
+			if (mc_pattern_compile(&s->p[i], p, plen, glob, why, sizeof(why)) < 0) {
+				mc_err(err, errlen, "'%.*s': %s", (int)plen, p, why);
 				return -1;
 			}
-			s->p[s->n].out = out;
-			s->has_in |= !out;
+			*tr = (struct mc_trigger){ 0 };
+			s->module[i][0] = '\0';
+			s->modidx[i] = -1;
+			if (kind == MC_LIST_FILTER) {
+				tr->flags = MC_TR_FILTER;
+				tr->fmode = out ? MC_FILTER_OUT : MC_FILTER_IN;
+			} else if (kind == MC_LIST_CALLER) {
+				tr->flags = MC_TR_CALLER;
+			}
+			for (const char *a = at ? at + 1 : p + len; a < p + len;) {
+				const char *c = memchr(a, ',', (size_t)(p + len - a));
+				size_t alen = c ? (size_t)(c - a) : (size_t)(p + len - a);
+
+				if (alen && parse_action(s, i, a, alen, kind, why, sizeof(why)) < 0) {
+					mc_err(err, errlen, "'%.*s': %s", (int)len, p, why);
+					return -1;
+				}
+				a += alen + 1;
+			}
+			if (kind == MC_LIST_TRIGGER && !tr->flags) {
+				mc_err(err, errlen, "'%.*s': a trigger needs an action (FUNC@ACTION)",
+				       (int)len, p);
+				return -1;
+			}
+			s->p[i].out = (tr->flags & MC_TR_FILTER) && tr->fmode == MC_FILTER_OUT;
+			s->has_in |= (tr->flags & MC_TR_FILTER) && tr->fmode == MC_FILTER_IN;
 			s->n++;
 		}
 		if (!e)
@@ -634,32 +783,77 @@ int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *
 	return 0;
 }
 
+int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *err,
+		    size_t errlen)
+{
+	s->n = 0;
+	s->has_in = 0;
+	return mc_filter_parse_more(s, list, MC_LIST_FILTER, glob, err, errlen);
+}
+
 int mc_filter_mode_of(const struct mc_filter_spec *s, const char *name)
 {
 	for (size_t i = s->n; i-- > 0;)
-		if (mc_pattern_match(&s->p[i], name))
-			return s->p[i].out ? MC_FILTER_OUT : MC_FILTER_IN;
+		if ((s->tr[i].flags & MC_TR_FILTER) && mc_pattern_match(&s->p[i], name))
+			return s->tr[i].fmode;
 	return 0;
+}
+
+/* uftrace's add_trigger: later patterns add flags and replace values */
+static void trigger_merge(struct mc_trigger *to, const struct mc_trigger *tr)
+{
+	to->flags |= tr->flags;
+	if (tr->flags & MC_TR_DEPTH)
+		to->depth = tr->depth;
+	if (tr->flags & MC_TR_FILTER)
+		to->fmode = tr->fmode;
+	if (tr->flags & MC_TR_TRACE_ON)
+		to->flags &= ~(uint32_t)MC_TR_TRACE_OFF;
+	if (tr->flags & MC_TR_TRACE_OFF)
+		to->flags &= ~(uint32_t)MC_TR_TRACE_ON;
+	if (tr->flags & MC_TR_TIME)
+		to->time = tr->time;
+	if (tr->flags & MC_TR_SIZE)
+		to->size = tr->size;
+}
+
+int mc_filter_trigger_of(const struct mc_filter_spec *s, const char *name, int mod,
+			 struct mc_trigger *out)
+{
+	int any = 0;
+
+	*out = (struct mc_trigger){ 0 };
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->module[i][0] && s->modidx[i] != mod)
+			continue;
+		if (!mc_pattern_match(&s->p[i], name))
+			continue;
+		trigger_merge(out, &s->tr[i]);
+		any = 1;
+	}
+	return any;
 }
 
 /* ---- the range table ---- */
 
-int mc_ftable_add(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
-		  uintptr_t lo, uintptr_t hi)
+int mc_ftable_add_sym(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
+		      int mod, uintptr_t lo, uintptr_t hi, uint32_t size, int all)
 {
-	int mode = 0, any_in = 0;
+	struct mc_trigger tr;
+	int any_in = 0;
 
+	if (!mc_filter_trigger_of(s, name, mod, &tr) && !all)
+		return 0;
 	/* uftrace's filter mode is IN once an IN pattern matched a symbol, even one a later
 	 * notrace pattern then took */
-	for (size_t i = 0; i < s->n; i++) {
-		if (!mc_pattern_match(&s->p[i], name))
-			continue;
-		mode = s->p[i].out ? MC_FILTER_OUT : MC_FILTER_IN;
-		any_in |= !s->p[i].out;
-	}
-	if (!mode || lo >= hi)
+	for (size_t i = 0; i < s->n && tr.flags; i++)
+		if ((s->tr[i].flags & MC_TR_FILTER) && s->tr[i].fmode == MC_FILTER_IN &&
+		    (!s->module[i][0] || s->modidx[i] == mod) && mc_pattern_match(&s->p[i], name))
+			any_in = 1;
+	if (lo >= hi)
 		return 0;
 	t->has_in |= any_in;
+	t->has_caller |= !!(tr.flags & MC_TR_CALLER);
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct mc_frange *r = rec_mem_grow(t->r, cap * sizeof(*r));
@@ -668,10 +862,17 @@ int mc_ftable_add(struct mc_ftable *t, const struct mc_filter_spec *s, const cha
 		t->r = r;
 		t->cap = cap;
 	}
-	t->r[t->n] = (struct mc_frange){ .lo = lo, .hi = hi, .mode = (uint32_t)mode,
-					 .seq = (uint32_t)t->n };
+	t->r[t->n] = (struct mc_frange){ .lo = lo, .hi = hi,
+					 .mode = tr.flags & MC_TR_FILTER ? tr.fmode : 0,
+					 .seq = (uint32_t)t->n, .symsize = size, .tr = tr };
 	t->n++;
 	return 0;
+}
+
+int mc_ftable_add(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
+		  uintptr_t lo, uintptr_t hi)
+{
+	return mc_ftable_add_sym(t, s, name, -1, lo, hi, (uint32_t)(hi - lo), 0);
 }
 
 static int frange_cmp(const void *a, const void *b)
@@ -748,32 +949,22 @@ int mc_parse_time(const char *s, uint64_t *ns)
 	return -1;
 }
 
-/* ---- the session's set-up ---- */
-
-static struct mc_filter_spec mc_spec; /* 64 compiled patterns: not on the stack */
-
-/* "N" with 1 <= N <= max */
-static int mc_parse_uint(const char *s, uint32_t max, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	for (; isdigit((unsigned char)*s); s++) {
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	if (*s || v == 0)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int mc_resolve(struct mc_ftable *t, const struct mc_filter_spec *s)
+static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 {
 	if (rec_symtab_load() < 0)
 		return -1;
+	/* PATTERN@MODULE: the first module whose file name starts with MODULE */
+	for (size_t i = 0; i < s->n; i++) {
+		s->modidx[i] = -1;
+		for (size_t k = 0; s->module[i][0] && k < rec_symtab_nmodules(); k++) {
+			const char *path = rec_symtab_module_at(k)->path, *base = strrchr(path, '/');
+			base = base ? base + 1 : path;
+			if (!strncmp(base, s->module[i], strlen(s->module[i]))) {
+				s->modidx[i] = (int)k;
+				break;
+			}
+		}
+	}
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
 
@@ -788,7 +979,8 @@ static int mc_resolve(struct mc_ftable *t, const struct mc_filter_spec *s)
 					j++;
 				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
 			}
-			if (mc_ftable_add(t, s, rec_symtab_name(m, sym), sym->addr, hi) < 0)
+			if (mc_ftable_add_sym(t, s, rec_symtab_name(m, sym), (int)k, sym->addr, hi,
+					      sym->size, all) < 0)
 				return -1;
 		}
 	}
@@ -796,16 +988,156 @@ static int mc_resolve(struct mc_ftable *t, const struct mc_filter_spec *s)
 	return 0;
 }
 
+/* ---- --signal ---- */
+
+volatile uint32_t mc_tracing_on = 1;
+volatile uint32_t mc_finished;
+
+#define MC_SIG_MAX 8
+static int mc_sigs[MC_SIG_MAX];
+static uint32_t mc_sig_acts[MC_SIG_MAX];
+static size_t mc_nsigs;
+
+int mc_signal_parse(const char *list, int *sigs, uint32_t *acts, size_t max, char *err,
+		    size_t errlen)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = { { "HUP", SIGHUP },   { "INT", SIGINT },	  { "QUIT", SIGQUIT },
+		      { "ILL", SIGILL },   { "TRAP", SIGTRAP },	  { "ABRT", SIGABRT },
+		      { "BUS", SIGBUS },   { "FPE", SIGFPE },	  { "USR1", SIGUSR1 },
+		      { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },	  { "PIPE", SIGPIPE },
+		      { "ALRM", SIGALRM }, { "TERM", SIGTERM },	  { "STKFLT", SIGSTKFLT },
+		      { "CHLD", SIGCHLD }, { "CONT", SIGCONT },	  { "TSTP", SIGTSTP },
+		      { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },	  { "URG", SIGURG },
+		      { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },	  { "VTALRM", SIGVTALRM },
+		      { "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO },
+		      { "PWR", SIGPWR },   { "SYS", SIGSYS } };
+	const char *p = list;
+	size_t n = 0;
+
+	while (*p) {
+		const char *e = strchr(p, ';');
+		size_t len = e ? (size_t)(e - p) : strlen(p), nl;
+		const char *end = p + len, *at = memchr(p, '@', len), *name = p, *a;
+		int sig = -1;
+		uint32_t num;
+
+		if (len == 0)
+			goto next;
+		if (!at) {
+			mc_err(err, errlen, "'%.*s': SIGNAL@ACTION expected", (int)len, p);
+			return -1;
+		}
+		nl = (size_t)(at - name);
+		if (nl > 3 && !strncmp(name, "SIG", 3)) {
+			name += 3;
+			nl -= 3;
+		}
+		if (parse_num(name, at, 64, &num) == 0) {
+			sig = (int)num;
+		} else if (nl >= 5 && (!strncmp(name, "RTMIN", 5) || !strncmp(name, "RTMAX", 5))) {
+			int min = name[3] == 'I';
+			uint32_t off = 0;
+			if (nl > 5 && (name[5] != (min ? '+' : '-') ||
+				       parse_num(name + 6, at, 64, &off) < 0))
+				goto bad_sig;
+			sig = min ? SIGRTMIN + (int)off : SIGRTMAX - (int)off;
+		} else {
+			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+				if (strlen(names[k].name) == nl && !memcmp(names[k].name, name, nl))
+					sig = names[k].sig;
+		}
+		if (sig <= 0 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP)
+			goto bad_sig;
+		if (n >= max) {
+			mc_err(err, errlen, "more than %zu signals", max);
+			return -1;
+		}
+		sigs[n] = sig;
+		acts[n] = 0;
+		for (a = at + 1; a <= end;) {
+			const char *c = memchr(a, ',', (size_t)(end - a));
+			size_t al = c ? (size_t)(c - a) : (size_t)(end - a);
+			if ((al == 8 && !strncasecmp(a, "trace_on", al)) ||
+			    (al == 8 && !strncasecmp(a, "trace-on", al)) ||
+			    (al == 7 && !strncasecmp(a, "traceon", al)))
+				acts[n] |= MC_TR_TRACE_ON;
+			else if ((al == 9 && !strncasecmp(a, "trace_off", al)) ||
+				 (al == 9 && !strncasecmp(a, "trace-off", al)) ||
+				 (al == 8 && !strncasecmp(a, "traceoff", al)))
+				acts[n] |= MC_TR_TRACE_OFF;
+			else if (al == 6 && !strncasecmp(a, "finish", al))
+				acts[n] |= MC_TR_FINISH;
+			else {
+				mc_err(err, errlen, "'%.*s': a signal's action is trace_on, "
+				       "trace_off or finish", (int)al, a);
+				return -1;
+			}
+			a += al + 1;
+		}
+		n++;
+next:
+		if (!e)
+			break;
+		p = e + 1;
+		continue;
+bad_sig:
+		mc_err(err, errlen, "'%.*s': not a signal", (int)(at - p), p);
+		return -1;
+	}
+	return (int)n;
+}
+
+/* async-signal-safe: plain stores */
+static void mc_signal_trigger(int sig)
+{
+	for (size_t i = 0; i < mc_nsigs; i++) {
+		if (mc_sigs[i] != sig)
+			continue;
+		if (mc_sig_acts[i] & MC_TR_TRACE_ON)
+			mc_tracing_on = 1;
+		if (mc_sig_acts[i] & MC_TR_TRACE_OFF)
+			mc_tracing_on = 0;
+		if (mc_sig_acts[i] & MC_TR_FINISH)
+			mc_finished = 1;
+	}
+}
+
+/* ---- the session's set-up ---- */
+
+static struct mc_filter_spec mc_spec; /* 64 compiled patterns: not on the stack */
+
+/* "N" with 1 <= N <= max */
+static int mc_parse_uint(const char *s, uint32_t max, uint32_t *out)
+{
+	if (parse_num(s, s + strlen(s), max, out) < 0 || *out == 0)
+		return -1;
+	return 0;
+}
+
 int mc_filter_setup(char *why, size_t len)
 {
-	const char *filter = rec_getenv("FLIGHTREC_FILTER");
+	static const struct {
+		const char *var;
+		enum mc_list_kind kind;
+	} lists[] = { { "FLIGHTREC_FILTER", MC_LIST_FILTER },
+		      { "FLIGHTREC_TRIGGER", MC_LIST_TRIGGER },
+		      { "FLIGHTREC_CALLER", MC_LIST_CALLER } };
 	const char *depth = rec_getenv("FLIGHTREC_DEPTH");
 	const char *time = rec_getenv("FLIGHTREC_TIME_FILTER");
 	const char *match = rec_getenv("FLIGHTREC_MATCH");
-	int glob = 0;
+	const char *size = rec_getenv("FLIGHTREC_MIN_SIZE");
+	const char *disabled = rec_getenv("FLIGHTREC_DISABLED");
+	const char *sig = rec_getenv("FLIGHTREC_SIGNAL");
+	int glob = 0, any_size = 0, nsig = 0;
 	char err[400];
 
 	mc_fconf = (struct mc_filter_conf){ 0 };
+	mc_tracing_on = 1;
+	mc_finished = 0;
+	mc_nsigs = 0;
 	if (match && *match) {
 		if (!strcmp(match, "glob"))
 			glob = 1;
@@ -823,17 +1155,51 @@ int mc_filter_setup(char *why, size_t len)
 		       "ms s m)", time);
 		return -1;
 	}
-	if (filter && *filter) {
-		if (mc_filter_parse(&mc_spec, filter, glob, err, sizeof(err)) < 0) {
-			mc_err(why, len, "FLIGHTREC_FILTER: %s", err);
+	if (size && *size && parse_num(size, size + strlen(size), UINT32_MAX,
+				       &mc_fconf.min_size) < 0) {
+		mc_err(why, len, "FLIGHTREC_MIN_SIZE=%s is not a size in bytes", size);
+		return -1;
+	}
+	if (disabled && *disabled && strcmp(disabled, "0"))
+		mc_tracing_on = 0;
+	if (sig && *sig) {
+		nsig = mc_signal_parse(sig, mc_sigs, mc_sig_acts, MC_SIG_MAX, err, sizeof(err));
+		if (nsig < 0) {
+			mc_err(why, len, "FLIGHTREC_SIGNAL: %s", err);
 			return -1;
 		}
-		if (mc_spec.n && mc_resolve(&mc_fconf.table, &mc_spec) < 0) {
+	}
+	mc_spec.n = 0;
+	mc_spec.has_in = 0;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		const char *v = rec_getenv(lists[i].var);
+		if (v && *v &&
+		    mc_filter_parse_more(&mc_spec, v, lists[i].kind, glob, err, sizeof(err)) < 0) {
+			mc_err(why, len, "%s: %s", lists[i].var, err);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < mc_spec.n; i++)
+		any_size |= !!(mc_spec.tr[i].flags & MC_TR_SIZE);
+	if (mc_spec.n || mc_fconf.min_size || any_size) {
+		/* -Z and size=: every function's size is looked up, so every one has a range */
+		if (mc_resolve(&mc_fconf.table, &mc_spec, mc_fconf.min_size || any_size) < 0) {
 			mc_ftable_free(&mc_fconf.table);
 			mc_err(why, len, "FLIGHTREC_FILTER: cannot read the program's symbols");
 			return -1;
 		}
 	}
-	mc_fconf.active = mc_fconf.depth || mc_fconf.time || mc_fconf.table.n;
+	for (int i = 0; i < nsig; i++) {
+		struct sigaction sa = { .sa_handler = mc_signal_trigger, .sa_flags = SA_RESTART };
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(mc_sigs[i], &sa, NULL) < 0) {
+			mc_err(why, len, "FLIGHTREC_SIGNAL: cannot set a handler for signal %d",
+			       mc_sigs[i]);
+			return -1;
+		}
+	}
+	mc_nsigs = (size_t)nsig;
+	mc_fconf.active = mc_fconf.depth || mc_fconf.time || mc_fconf.table.n ||
+			  mc_fconf.min_size || !mc_tracing_on || nsig;
 	return 0;
 }

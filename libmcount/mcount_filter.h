@@ -1,6 +1,8 @@
 /*
- * mcount_filter: the record-time filters of libmcount, with `uftrace record`'s options and
- * meaning: -F/-N (FLIGHTREC_FILTER), -D (FLIGHTREC_DEPTH), -t (FLIGHTREC_TIME_FILTER) and
+ * mcount_filter: the record-time filters and triggers of libmcount, with `uftrace record`'s
+ * options and meaning: -F/-N (FLIGHTREC_FILTER), -T (FLIGHTREC_TRIGGER), -C
+ * (FLIGHTREC_CALLER), -D (FLIGHTREC_DEPTH), -t (FLIGHTREC_TIME_FILTER), -Z
+ * (FLIGHTREC_MIN_SIZE), --disable (FLIGHTREC_DISABLED), --signal (FLIGHTREC_SIGNAL) and
  * --match (FLIGHTREC_MATCH).
  *
  * FLIGHTREC_FILTER is uftrace's own filter string: patterns separated by ';', in command-line
@@ -10,12 +12,21 @@
  * matched against the whole name (--match=glob). When several patterns match one symbol the
  * last one decides, as uftrace's filter tree does.
  *
+ * Every pattern may carry "@" and a ','-separated list: actions and at most one module name
+ * (the first loaded module whose file name starts with it; uftrace's find_map_by_name). The
+ * actions of one symbol's patterns merge in order (uftrace's add_trigger): -F/-N and -C take
+ * the filter actions (filter notrace depth= time= size= caller hide), -T every one we do
+ * (those and trace trace_on trace_off finish recover backtrace color=); backtrace, hide and
+ * color= change nothing uftrace's libmcount records (they are its replay's), and the
+ * argument actions (arg fparg retval auto-args read=) are refused, as are PLT and kernel
+ * modules.
+ *
  * Everything is decided once, at the session start: the patterns are compiled here (our own
  * matcher: regcomp and fnmatch allocate with the program's malloc, which may be instrumented),
  * matched against every function symbol of the modules loaded then, and the result is a sorted
- * table of disjoint address ranges, each IN (-F) or OUT (-N). The hooks only search that table
- * (no allocation, no lock). A module loaded later (dlopen) has no range: its functions are
- * neither filtered nor notraced.
+ * table of disjoint address ranges, each with its merged trigger. The hooks only search that
+ * table (no allocation, no lock). A module loaded later (dlopen) has no range: its functions are
+ * neither filtered nor triggered.
  */
 #ifndef MCOUNT_FILTER_H
 #define MCOUNT_FILTER_H
@@ -61,40 +72,92 @@ int mc_pattern_compile(struct mc_pattern *p, const char *text, size_t len, int g
 /* Does NAME match? (a pathological regex gives up after a bounded number of steps: no) */
 int mc_pattern_match(const struct mc_pattern *p, const char *name);
 
-/* FLIGHTREC_FILTER, parsed */
+enum { MC_FILTER_IN = 1, MC_FILTER_OUT = 2 };
+
+/* What a pattern's actions ask for (uftrace's TRIGGER_FL_*); merged per symbol */
+enum {
+	MC_TR_FILTER = 1 << 0,	  /* -F / -N / filter / notrace: fmode says which */
+	MC_TR_DEPTH = 1 << 1,	  /* depth=N */
+	MC_TR_TIME = 1 << 2,	  /* time=DUR */
+	MC_TR_SIZE = 1 << 3,	  /* size=N */
+	MC_TR_TRACE_ON = 1 << 4,  /* trace_on */
+	MC_TR_TRACE_OFF = 1 << 5, /* trace_off */
+	MC_TR_TRACE = 1 << 6,	  /* trace: recorded whatever its time */
+	MC_TR_FINISH = 1 << 7,	  /* finish: nothing is recorded after its entry */
+	MC_TR_RECOVER = 1 << 8,	  /* recover: real return addresses while it runs (-pg) */
+	MC_TR_CALLER = 1 << 9,	  /* -C / caller: recorded with its callers */
+	MC_TR_REPLAY = 1 << 10,	  /* backtrace, hide, color=: replay's, nothing here */
+};
+
+struct mc_trigger {
+	uint32_t flags; /* MC_TR_* */
+	uint32_t fmode; /* MC_FILTER_IN or MC_FILTER_OUT, with MC_TR_FILTER */
+	uint32_t depth; /* MC_TR_DEPTH */
+	uint32_t size;	/* MC_TR_SIZE */
+	uint64_t time;	/* MC_TR_TIME, ns */
+};
+
+/* Where a list comes from: which actions it may carry and what a bare pattern means */
+enum mc_list_kind {
+	MC_LIST_FILTER,	 /* FLIGHTREC_FILTER: a bare pattern filters (-F, '!': -N) */
+	MC_LIST_TRIGGER, /* FLIGHTREC_TRIGGER: only its actions */
+	MC_LIST_CALLER,	 /* FLIGHTREC_CALLER: a bare pattern is a caller filter */
+};
+
+#define MC_MODULE_LEN 64
+
+/* FLIGHTREC_FILTER, _TRIGGER and _CALLER, parsed in that order (uftrace's) */
 struct mc_filter_spec {
 	size_t n;
 	int has_in; /* some -F pattern */
 	struct mc_pattern p[MC_FILTER_MAX];
+	struct mc_trigger tr[MC_FILTER_MAX];
+	char module[MC_FILTER_MAX][MC_MODULE_LEN]; /* "" for every module */
+	int modidx[MC_FILTER_MAX]; /* mc_resolve: the module it names, -1 none loaded */
 };
+/* Empty S, then take LIST as FLIGHTREC_FILTER. 0, or -1 with the reason in err. */
 int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *err,
 		    size_t errlen);
-/* The mode of NAME: the last matching pattern's (MC_FILTER_IN or MC_FILTER_OUT), else 0. */
+/* Append LIST (of KIND) to S. 0, or -1 with the reason in err. */
+int mc_filter_parse_more(struct mc_filter_spec *s, const char *list, enum mc_list_kind kind,
+			 int glob, char *err, size_t errlen);
+/* The mode of NAME: the last matching filter pattern's (MC_FILTER_IN or MC_FILTER_OUT), else
+ * 0 (module names not considered). */
 int mc_filter_mode_of(const struct mc_filter_spec *s, const char *name);
-
-enum { MC_FILTER_IN = 1, MC_FILTER_OUT = 2 };
+/* The merged trigger of NAME in the module of index MOD (mc_resolve's numbering; patterns
+ * naming a module match only where modidx is MOD); 1 if some pattern matched. */
+int mc_filter_trigger_of(const struct mc_filter_spec *s, const char *name, int mod,
+			 struct mc_trigger *out);
 
 struct mc_frange {
 	uintptr_t lo, hi; /* [lo, hi) */
-	uint32_t mode;	  /* MC_FILTER_IN or MC_FILTER_OUT */
+	uint32_t mode;	  /* MC_FILTER_IN or MC_FILTER_OUT (a filter), or 0 */
 	uint32_t seq;	  /* order of addition: the first at one address wins */
+	uint32_t symsize; /* the symbol's size (-Z compares it), 0 if unknown */
+	uint32_t pad;
+	struct mc_trigger tr; /* merged; tr.flags 0: only here for its size */
 };
 
 struct mc_ftable {
 	struct mc_frange *r; /* rec_mem_grow'n pages */
 	size_t n, cap;
-	int has_in; /* an IN range exists: uftrace's FILTER_MODE_IN */
+	int has_in;	/* an IN range exists: uftrace's FILTER_MODE_IN */
+	int has_caller; /* a caller range exists: uftrace's mcount_has_caller */
 };
 
 /* Add the function NAME at [lo, hi) if a pattern of S matches it. 0, or -1 (no memory). */
 int mc_ftable_add(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
 		  uintptr_t lo, uintptr_t hi);
+/* The same for a symbol of SIZE bytes in module MOD; ALL: added even if nothing matched (-Z
+ * needs every function's size). */
+int mc_ftable_add_sym(struct mc_ftable *t, const struct mc_filter_spec *s, const char *name,
+		      int mod, uintptr_t lo, uintptr_t hi, uint32_t size, int all);
 /* Sort, and cut overlaps so that the ranges are disjoint (the earlier start keeps its bytes
  * up to the next start). */
 void mc_ftable_finish(struct mc_ftable *t);
 void mc_ftable_free(struct mc_ftable *t);
-/* The mode of the range holding ADDR, 0 if none. Safe in hooks. */
-static inline uint32_t mc_ftable_lookup(const struct mc_ftable *t, uintptr_t addr)
+/* The range holding ADDR, NULL if none. Safe in hooks. */
+static inline const struct mc_frange *mc_ftable_find(const struct mc_ftable *t, uintptr_t addr)
 {
 	size_t lo = 0, hi = t->n;
 
@@ -105,7 +168,15 @@ static inline uint32_t mc_ftable_lookup(const struct mc_ftable *t, uintptr_t add
 		else
 			hi = mid;
 	}
-	return lo < t->n && t->r[lo].lo <= addr ? t->r[lo].mode : 0;
+	return lo < t->n && t->r[lo].lo <= addr ? &t->r[lo] : NULL;
+}
+
+/* The mode of the range holding ADDR, 0 if none. Safe in hooks. */
+static inline uint32_t mc_ftable_lookup(const struct mc_ftable *t, uintptr_t addr)
+{
+	const struct mc_frange *r = mc_ftable_find(t, addr);
+
+	return r ? r->mode : 0;
 }
 
 /* "10us" (ns us ms s, with decimals; no unit: ns, as uftrace's parse_time) in ns: 0, or -1 */
@@ -113,15 +184,28 @@ int mc_parse_time(const char *s, uint64_t *ns);
 
 /* The configuration the hooks read (set once at the session start). */
 struct mc_filter_conf {
-	uint32_t active; /* any filter: the hooks take the filtering paths */
-	uint32_t depth;	 /* -D: frames at a filter depth >= this are not recorded; 0: none */
-	uint64_t time;	 /* -t, ns: a function that runs this long or less is not recorded */
+	uint32_t active;   /* any filter or trigger: the hooks take the filtering paths */
+	uint32_t depth;	   /* -D: levels recorded below the top or a filter match; 0: none */
+	uint64_t time;	   /* -t, ns: a function that runs this long or less is not recorded */
+	uint32_t min_size; /* -Z: functions smaller than this (symbol size) are not recorded */
+	uint32_t pad;
 	struct mc_ftable table;
 };
 extern struct mc_filter_conf mc_fconf;
+/* uftrace's mcount_enabled: trace_on/trace_off triggers and signals, --disable. Plain loads
+ * and stores (a signal handler writes it). */
+extern volatile uint32_t mc_tracing_on;
+/* uftrace's MCOUNT_GFL_FINISH: a finish trigger or signal came, nothing more is recorded */
+extern volatile uint32_t mc_finished;
 
-/* Read FLIGHTREC_FILTER, FLIGHTREC_DEPTH, FLIGHTREC_TIME_FILTER, FLIGHTREC_MATCH and resolve
- * the patterns against the modules loaded now. 0, or -1 with the reason in why. */
+/* --signal: "SIG@action;..." (trace_on, trace_off, finish), SIG a name with or without
+ * "SIG", a number, SIGRTMIN+N or SIGRTMAX-N. Parsed into SIGS/ACTS (up to max); the count,
+ * or -1 with the reason in err. */
+int mc_signal_parse(const char *list, int *sigs, uint32_t *acts, size_t max, char *err,
+		    size_t errlen);
+
+/* Read the FLIGHTREC_* variables above and resolve the patterns against the modules loaded
+ * now; install the --signal handlers. 0, or -1 with the reason in why. */
 int mc_filter_setup(char *why, size_t len);
 
 #pragma GCC visibility pop

@@ -78,64 +78,16 @@ static inline void mc_record_at(struct rec_thread *t, unsigned type, unsigned de
 	rec_commit(t);
 }
 
-/*
- * A new frame at depth d, function ip, under the filters: uftrace's decision. 0: -pg frames
- * the filters leave out entirely (uftrace's FILTER_OUT: not hijacked, no shadow-stack entry;
- * skip_ok); else the frame's filter state is set (a frame left out with skip_ok 0, a
- * -finstrument-functions one, whose exit hook comes anyway, is kept with MC_FF_NORECORD) and
- * its entry written unless -t defers it to its exit.
- */
-static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t d, uintptr_t ip,
-			   int skip_ok)
+static void mc_fthread_init(struct mc_fthread *fs)
 {
-	struct mc_fthread *fs = mc_fthread_of(mt);
-	struct mc_fframe *ff = mc_fframe_of(mt, d);
-	uint32_t mode, flags = 0;
-
-	ff->saved_fdepth = fs->fdepth;
-	ff->rec_depth = (uint16_t)fs->rec_depth;
-	if (fs->out_count)
-		goto out; /* under a -N function */
-	mode = mc_ftable_lookup(&mc_fconf.table, ip);
-	if (mode) {
-		if (mode == MC_FILTER_IN) {
-			fs->in_count++;
-			flags = MC_FF_IN;
-		} else {
-			fs->out_count++;
-			flags = MC_FF_OUT;
-		}
-		fs->fdepth = 0; /* a match starts the -D count again */
-	} else if (mc_fconf.table.has_in && !fs->in_count) {
-		goto out; /* outside every -F function */
-	}
-	if (mc_fconf.depth && fs->fdepth >= mc_fconf.depth) {
-		/* too deep (a match reset the count: mc_fconf.depth >= 1 lets it through) */
-		goto out;
-	}
-	fs->fdepth++;
-	if (fs->out_count) {
-		ff->flags = (uint16_t)(flags | MC_FF_NORECORD);
-		return 1;
-	}
-	fs->rec_depth++;
-	if (mc_fconf.time) {
-		ff->start = MC_CLOCK();
-		ff->flags = (uint16_t)flags;
-	} else {
-		ff->flags = (uint16_t)(flags | MC_FF_WRITTEN);
-		mc_record(t, UFTRACE_ENTRY, ff->rec_depth, ip);
-	}
-	return 1;
-out:
-	if (skip_ok)
-		return 0;
-	ff->flags = MC_FF_NORECORD;
-	return 1;
+	*fs = (struct mc_fthread){ .ready = 1, .fdepth = mc_fconf.depth ? mc_fconf.depth : UINT32_MAX,
+				   .time = mc_fconf.time, .size = mc_fconf.min_size,
+				   .enable_cached = mc_tracing_on };
 }
 
-/* -t: frame d is written: first the entries of the recorded frames under it that are not
- * (from the newest written one up), then its own */
+/* Frame d is written (-t, a caller filter, a trace_off or finish trigger): first the entries of
+ * the recorded frames under it that are not (from the newest written one up; never those
+ * entered while tracing was off), then its own (uftrace's record_trace_data) */
 static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d)
 {
 	uint32_t i = d;
@@ -144,26 +96,143 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 		i--;
 	for (; i <= d; i++) {
 		struct mc_fframe *ff = mc_fframe_of(mt, i);
-		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN))
+		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN | MC_FF_DISABLED))
 			continue;
 		mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip, ff->start);
 		ff->flags |= MC_FF_WRITTEN;
 	}
 }
 
+/* recover: the -pg frames below d get their real return addresses while d runs (uftrace's
+ * mcount_rstack_restore at its entry, mcount_rstack_reset at its exit) */
+static void mc_recover(struct mc_thread *mt, uint32_t d, int back)
+{
+	for (uint32_t i = 0; i < d; i++) {
+		struct mc_frame *f = &mt->rstack[i];
+		if (f->kind != MC_FRAME_HIJACK || f->restored == (uint32_t)back)
+			continue;
+		*f->parent_loc = back ? f->parent_ip : (uintptr_t)mcount_return;
+		f->restored = (uint32_t)back;
+	}
+}
+
+/*
+ * A new frame at depth d, function ip, under the filters and triggers: uftrace 0.13's
+ * mcount_entry_filter_check then mcount_entry_filter_record. 0: -pg frames left out entirely
+ * (uftrace's FILTER_OUT: not hijacked, no shadow-stack entry; skip_ok; what the check changed
+ * stays changed, as in uftrace); else the frame's filter state is set (a frame left out with
+ * skip_ok 0, a -finstrument-functions one, whose exit hook comes anyway, is kept with
+ * MC_FF_NORECORD) and its entry written, unless it is held (a time filter, a caller filter,
+ * tracing off) for its exit or a descendant to write.
+ */
+static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t d, uintptr_t ip,
+			   int skip_ok)
+{
+	struct mc_fthread *fs = mc_fthread_of(mt);
+	struct mc_fframe *ff = mc_fframe_of(mt, d);
+	const struct mc_frange *r = NULL;
+	uint32_t trf = 0, flags = 0;
+
+	if (unlikely(!fs->ready))
+		mc_fthread_init(fs);
+	mt->rstack[d].child_ip = ip; /* a flush below writes it */
+	ff->saved_fdepth = fs->fdepth;
+	ff->saved_time = fs->time;
+	ff->saved_size = fs->size;
+	ff->rec_depth = (uint16_t)fs->rec_depth;
+	if (mc_finished || fs->out_count)
+		goto out; /* finished, or under a -N function */
+	r = mc_ftable_find(&mc_fconf.table, ip);
+	if (r)
+		trf = r->tr.flags;
+	if (trf & MC_TR_FILTER) {
+		if (r->tr.fmode == MC_FILTER_IN) {
+			fs->in_count++;
+			flags = MC_FF_IN;
+		} else {
+			fs->out_count++;
+			flags = MC_FF_OUT;
+		}
+		/* a match starts the -D count again */
+		fs->fdepth = mc_fconf.depth ? mc_fconf.depth : UINT32_MAX;
+	} else if (mc_fconf.table.has_in && !fs->in_count) {
+		goto out; /* outside every -F function */
+	}
+	if (trf & (MC_TR_DEPTH | MC_TR_TRACE_ON | MC_TR_TRACE_OFF | MC_TR_TIME | MC_TR_SIZE)) {
+		if (trf & MC_TR_DEPTH)
+			fs->fdepth = r->tr.depth;
+		if (trf & MC_TR_TRACE_ON)
+			mc_tracing_on = 1;
+		if (trf & MC_TR_TRACE_OFF)
+			mc_tracing_on = 0;
+		if (trf & MC_TR_TIME)
+			fs->time = r->tr.time;
+		if (trf & MC_TR_SIZE)
+			fs->size = r->tr.size;
+	}
+	if (fs->fdepth == 0)
+		goto out; /* too deep */
+	fs->fdepth--;
+	/* uftrace's mcount_entry_filter_record */
+	if (fs->out_count || (mc_fconf.table.has_in && !fs->in_count) ||
+	    (fs->size && (r ? r->symsize : 0) < fs->size))
+		flags |= MC_FF_NORECORD;
+	if (trf & MC_TR_CALLER)
+		flags |= MC_FF_CALLER;
+	if (trf & MC_TR_TRACE)
+		flags |= MC_FF_TRACE;
+	ff->flags = (uint16_t)flags;
+	ff->start = MC_CLOCK();
+	if (unlikely(trf & MC_TR_FINISH)) {
+		/* what is held is written, this entry too; then nothing more */
+		mc_filter_flush(t, mt, d);
+		mc_finished = 1;
+		return 1;
+	}
+	if (flags & MC_FF_NORECORD)
+		return 1;
+	fs->rec_depth++;
+	if (!mc_tracing_on) {
+		ff->flags |= MC_FF_DISABLED;
+		if (fs->enable_cached)
+			mc_filter_flush(t, mt, d); /* the held entries below, not its own */
+	} else if (!fs->time && !mc_fconf.table.has_caller) {
+		/* written now (uftrace writes it at its exit or a descendant's, all the same
+		 * without a time filter); with the entries held below it (time=0 under -t) */
+		mc_filter_flush(t, mt, d);
+	}
+	if ((trf & MC_TR_RECOVER) && skip_ok) {
+		mc_recover(mt, d, 1);
+		ff->flags |= MC_FF_RECOVER;
+	}
+	if (trf & (MC_TR_TRACE_ON | MC_TR_TRACE_OFF))
+		fs->enable_cached = mc_tracing_on;
+	return 1;
+out:
+	if (skip_ok)
+		return 0;
+	ff->flags = (uint16_t)(flags | MC_FF_NORECORD);
+	return 1;
+}
+
 /* Frame d (just taken off the shadow stack) ends: the filter state it changed goes back, and
- * its exit is written if it is recorded (write 0: it cannot be now, counted lost). */
+ * its exit is written if it is recorded (write 0: it cannot be now, counted lost); uftrace's
+ * mcount_exit_filter_record. */
 static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write)
 {
 	struct mc_fthread *fs = mc_fthread_of(mt);
 	struct mc_fframe *ff = mc_fframe_of(mt, d);
-	uint64_t now;
+	uint64_t limit = fs->time, now;
 
 	if (ff->flags & MC_FF_IN)
 		fs->in_count--;
 	else if (ff->flags & MC_FF_OUT)
 		fs->out_count--;
+	if (unlikely(ff->flags & MC_FF_RECOVER))
+		mc_recover(mt, d, 0);
 	fs->fdepth = ff->saved_fdepth;
+	fs->time = ff->saved_time;
+	fs->size = ff->saved_size;
 	if (ff->flags & MC_FF_NORECORD)
 		return;
 	fs->rec_depth = ff->rec_depth;
@@ -172,13 +241,17 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 			rec_count_lost(t, REC_LOST_NESTED, 1);
 		return;
 	}
+	if (!mc_tracing_on || mc_finished)
+		return;
 	now = MC_CLOCK();
-	if (!(ff->flags & MC_FF_WRITTEN)) {
-		/* uftrace keeps a function longer than the threshold, not one as long */
-		if (now - ff->start <= mc_fconf.time)
+	if (!(ff->flags & (MC_FF_WRITTEN | MC_FF_TRACE))) {
+		/* uftrace keeps a function longer than the threshold, not one as long; with a
+		 * caller filter, only the callers' frames write */
+		if (now - ff->start <= limit ||
+		    (mc_fconf.table.has_caller && !(ff->flags & MC_FF_CALLER)))
 			return;
-		mc_filter_flush(t, mt, d);
 	}
+	mc_filter_flush(t, mt, d);
 	mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
 }
 
@@ -637,8 +710,8 @@ void mc_exit_all(struct rec_thread *t)
 	/* -t: the entries held for the frames the thread ends in are written, with no exit
 	 * (uftrace's pthread_exit "records the final call": the newest frame's, unless it is
 	 * not recorded, and the held ones under it) */
-	if (unlikely(mc_fconf.active) && mt->depth && !t->busy &&
-	    !(mc_fframe_of(mt, mt->depth - 1)->flags & MC_FF_NORECORD)) {
+	if (unlikely(mc_fconf.active) && mt->depth && !t->busy && !mc_finished &&
+	    mc_tracing_on && !(mc_fframe_of(mt, mt->depth - 1)->flags & MC_FF_NORECORD)) {
 		t->busy = 1;
 		barrier();
 		mc_filter_flush(t, mt, mt->depth - 1);

@@ -5,8 +5,11 @@
  * REG_NOSUB, what uftrace calls) on a table of patterns and names, and against fnmatch for
  * globs; the patterns we refuse (with their reason); FLIGHTREC_FILTER's list ("a;!b", the
  * last matching pattern decides); the address-range table the hooks search (aliases,
- * overlaps, bounds, uftrace's filter mode); the -t time syntax.
+ * overlaps, bounds, uftrace's filter mode); the -t time syntax; uftrace's trigger actions
+ * (FUNC@ACTION,..., what each list kind takes, merged per symbol as uftrace's add_trigger,
+ * PATTERN@MODULE) and --signal's SIG@ACTION.
  */
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,8 +159,8 @@ static void test_list(void **state)
 	assert_int_equal(spec.n, 1);
 	assert_int_equal(mc_filter_parse(&spec, "a;!", 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'!'"));
-	assert_int_equal(mc_filter_parse(&spec, "malloc@libc", 0, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "PATTERN@MODULE"));
+	assert_int_equal(mc_filter_parse(&spec, "malloc@PLT", 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "PLT and kernel"));
 	assert_int_equal(mc_filter_parse(&spec, "ok;bad(", 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'bad(': unmatched '('"));
 }
@@ -223,6 +226,118 @@ static void test_table(void **state)
 	mc_ftable_free(&t);
 }
 
+static void test_triggers(void **state)
+{
+	struct mc_trigger tr;
+	char err[300];
+
+	(void)state;
+	/* -T: each action of uftrace 0.13, by prefix and case-insensitive */
+	spec.n = 0;
+	assert_int_equal(mc_filter_parse_more(&spec, "ft_a@depth=3,TIME=1.5us;ft_b@trace_off;"
+					      "ft_b@traceon;ft_c@finish,recover,backtrace;"
+					      "ft_d@notrace,size=40;ft_e@trace,color=red,hide;"
+					      "ft_f@filter,caller", MC_LIST_TRIGGER, 0, err,
+					      sizeof(err)), 0);
+	assert_int_equal(spec.n, 7);
+	assert_true(spec.has_in); /* ft_f@filter */
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_a", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_DEPTH | MC_TR_TIME);
+	assert_int_equal(tr.depth, 3);
+	assert_int_equal(tr.time, 1500);
+	/* trace_on after trace_off on one symbol: the later one only (add_trigger) */
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_b", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_TRACE_ON);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_c", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_FINISH | MC_TR_RECOVER | MC_TR_REPLAY);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_d", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_FILTER | MC_TR_SIZE);
+	assert_int_equal(tr.fmode, MC_FILTER_OUT);
+	assert_int_equal(tr.size, 40);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_e", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_TRACE | MC_TR_REPLAY);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_f", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_FILTER | MC_TR_CALLER);
+	assert_int_equal(tr.fmode, MC_FILTER_IN);
+	assert_int_equal(mc_filter_trigger_of(&spec, "main", -1, &tr), 0);
+
+	/* -F then -T then -C, merged in that order: the later filter mode and depth win */
+	assert_int_equal(mc_filter_parse(&spec, "^ft_;!ft_x@depth=2", 0, err, sizeof(err)), 0);
+	assert_int_equal(mc_filter_parse_more(&spec, "ft_x@filter,depth=5", MC_LIST_TRIGGER, 0,
+					      err, sizeof(err)), 0);
+	assert_int_equal(mc_filter_parse_more(&spec, "ft_x", MC_LIST_CALLER, 0, err,
+					      sizeof(err)), 0);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_x", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_FILTER | MC_TR_DEPTH | MC_TR_CALLER);
+	assert_int_equal(tr.fmode, MC_FILTER_IN);
+	assert_int_equal(tr.depth, 5);
+	assert_int_equal(mc_filter_mode_of(&spec, "ft_x"), MC_FILTER_IN);
+
+	/* PATTERN@MODULE: only in the module of that index (mc_resolve sets modidx) */
+	assert_int_equal(mc_filter_parse(&spec, "ft_m@libfoo,depth=1", 0, err, sizeof(err)), 0);
+	assert_string_equal(spec.module[0], "libfoo");
+	spec.modidx[0] = 2;
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_m", 2, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_FILTER | MC_TR_DEPTH);
+	assert_int_equal(mc_filter_trigger_of(&spec, "ft_m", 0, &tr), 0);
+
+	/* refused: the argument actions, a trigger action in a filter list, a bare -T, bad
+	 * values, two modules, 0.13's unknown "trace=on" */
+	static const struct {
+		const char *list;
+		enum mc_list_kind kind;
+		const char *why;
+	} bad[] = { { "f@arg1", MC_LIST_TRIGGER, "argument" },
+		    { "f@retval", MC_LIST_TRIGGER, "argument" },
+		    { "f@fparg1", MC_LIST_TRIGGER, "argument" },
+		    { "f@auto-args", MC_LIST_TRIGGER, "argument" },
+		    { "f@read=proc/statm", MC_LIST_TRIGGER, "read" },
+		    { "f@trace_on", MC_LIST_FILTER, "trigger action" },
+		    { "f@finish", MC_LIST_CALLER, "trigger action" },
+		    { "f", MC_LIST_TRIGGER, "needs an action" },
+		    { "f@depth=", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@depth=70000", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@time=1xs", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@trace=on", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@liba,libb", MC_LIST_FILTER, "second module" },
+		    { "f@kernel", MC_LIST_FILTER, "kernel" } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		spec.n = 0;
+		err[0] = '\0';
+		if (mc_filter_parse_more(&spec, bad[i].list, bad[i].kind, 0, err, sizeof(err)) == 0)
+			fail_msg("'%s' taken", bad[i].list);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': \"%s\", want \"%s\"", bad[i].list, err, bad[i].why);
+	}
+}
+
+static void test_signals(void **state)
+{
+	int sigs[8];
+	uint32_t acts[8];
+	char err[300];
+
+	(void)state;
+	assert_int_equal(mc_signal_parse("SIGUSR1@trace_off;USR2@trace-on,finish;10@traceon;"
+					  "SIGRTMIN+3@finish;RTMAX-1@traceoff", sigs, acts, 8, err,
+					  sizeof(err)), 5);
+	assert_int_equal(sigs[0], SIGUSR1);
+	assert_int_equal(acts[0], MC_TR_TRACE_OFF);
+	assert_int_equal(sigs[1], SIGUSR2);
+	assert_int_equal(acts[1], MC_TR_TRACE_ON | MC_TR_FINISH);
+	assert_int_equal(sigs[2], 10);
+	assert_int_equal(acts[2], MC_TR_TRACE_ON);
+	assert_int_equal(sigs[3], SIGRTMIN + 3);
+	assert_int_equal(sigs[4], SIGRTMAX - 1);
+	assert_int_equal(acts[4], MC_TR_TRACE_OFF);
+	assert_int_equal(mc_signal_parse("SIGNOPE@finish", sigs, acts, 8, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a signal"));
+	assert_int_equal(mc_signal_parse("SIGKILL@finish", sigs, acts, 8, err, sizeof(err)), -1);
+	assert_int_equal(mc_signal_parse("SIGUSR1", sigs, acts, 8, err, sizeof(err)), -1);
+	assert_int_equal(mc_signal_parse("SIGUSR1@depth=1", sigs, acts, 8, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "trace_on, trace_off or finish"));
+}
+
 static void test_time(void **state)
 {
 	uint64_t ns;
@@ -253,7 +368,8 @@ int main(void)
 		cmocka_unit_test(test_kinds),	  cmocka_unit_test(test_regex_vs_glibc),
 		cmocka_unit_test(test_glob_vs_fnmatch), cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_list),	  cmocka_unit_test(test_table),
-		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_time),	  cmocka_unit_test(test_triggers),
+		cmocka_unit_test(test_signals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,9 +3,13 @@
  * names the patterns of tests/e2e/run's FilterCases pick apart, a recursion for the depth
  * limits, and for the time filter functions that take milliseconds (ft_spin waits on the
  * clock) next to ones that take well under a microsecond. With the argument "pthexit" the main
- * thread ends in pthread_exit under ft_end instead: the frames it ends in never return.
+ * thread ends in pthread_exit under ft_end instead: the frames it ends in never return. With
+ * "signal" it raises SIGUSR1 and SIGUSR2 between its calls: --signal's cases install the
+ * handlers (the program has none of its own); a signal with no handler is ignored instead,
+ * so that the unfiltered recordings run to the end too.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +87,19 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "pthexit")) {
 		ft_mid(1);
 		ft_end();
+	}
+	if (argc > 1 && !strcmp(argv[1], "signal")) {
+		struct sigaction old;
+
+		for (int sig = SIGUSR1; sig <= SIGUSR2; sig += SIGUSR2 - SIGUSR1)
+			if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+				signal(sig, SIG_IGN);
+		ft_top(1);
+		raise(SIGUSR1);
+		ft_skip_me();
+		ft_rec(2);
+		raise(SIGUSR2);
+		ft_mid(3);
 	}
 	ft_top(1);
 	ft_skip_me();
