@@ -101,6 +101,7 @@ static const char usage[] =
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
+	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
 
@@ -642,8 +643,46 @@ static void write_default_opts(int ringfd, const struct record_fmt *f)
 		close(fd);
 }
 
+/*
+ * The options of uftrace 0.13's record that flightrec record does not take (uftrace.c's option
+ * table, those record reads): said as such, never taken and ignored. Only an option getopt
+ * does not know comes here, so one implemented later simply stops being listed.
+ */
+static int unknown_option(const char *arg, int shopt)
+{
+	static const char *const names[] = {
+		"A", "argument", "R", "retval", "a", "auto-args", "no-args", "P", "patch", "U",
+		"unpatch", "v", "debug", "verbose", "debug-domain", "force", "b", "buffer",
+		"logfile", "nop", "time", "host", "port", "demangle", "no-pltbind", "num-thread",
+		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
+		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
+		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
+		"S", "script", "event-full", "no-libcall", "l", "nest-libcall", "libname",
+		"no-randomize-addr", "W", "watch", "srcline", "loc-filter", "L",
+		"loc-filter-warning", "clock", "e", "estimate-return", "with-syms", "g", "agent",
+		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
+	};
+	char name[64] = "";
+
+	if (arg[0] == '-' && arg[1] == '-') {
+		size_t n = strcspn(arg + 2, "=");
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+			 arg + 2);
+	} else if (shopt > 0 && shopt < 128) {
+		name[0] = (char)shopt;
+	}
+	for (size_t i = 0; name[0] && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return cli_usage_error(usage, "record: %s%s is an option of uftrace record "
+					       "that flightrec record does not implement",
+					       name[1] ? "--" : "-", name);
+	if (shopt > 0 && shopt < 128 && arg[0] == '-' && arg[1] != '-')
+		return cli_usage_error(usage, "record: unknown option '-%c'", shopt);
+	return cli_usage_error(usage, "record: unknown option '%s'", arg);
+}
+
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
-       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK };
+       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY };
 
 int cmd_record(int argc, char **argv)
 {
@@ -666,6 +705,8 @@ int cmd_record(int argc, char **argv)
 		{ "disable", no_argument, NULL, OPT_DISABLE },
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		/* uftrace's --time, not an abbreviation of --time-filter */
+		{ "time", no_argument, NULL, OPT_UFTRACE_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -769,9 +810,9 @@ int cmd_record(int argc, char **argv)
 		case ':':
 			return cli_usage_error(usage, "record: option '%s' needs an argument",
 					       argv[optind - 1]);
+		case OPT_UFTRACE_ONLY:
 		default:
-			return cli_usage_error(usage, "record: unknown option '%s'",
-					       argv[optind - 1]);
+			return unknown_option(argv[optind - 1], c == OPT_UFTRACE_ONLY ? 0 : optopt);
 		}
 	}
 	if (optind >= argc)
