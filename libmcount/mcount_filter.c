@@ -15,6 +15,8 @@
 #include "librecord/rec_util.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -949,8 +951,113 @@ int mc_parse_time(const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* ---- C++ names ---- */
+
+int mc_demangle_simple(const char *full, char *out, size_t len)
+{
+	static const char anon[] = "(anonymous namespace)";
+	static const char opchars[] = "+-*/%^&|~!=<>,[]";
+	size_t o = 0, last_space = 0;
+	int has_space = 0;
+
+	if (!len)
+		return -1;
+	for (const char *p = full; *p;) {
+		if (!strncmp(p, anon, sizeof(anon) - 1)) {
+			/* uftrace keeps the mangled namespace's source name */
+			p += sizeof(anon) - 1;
+			for (const char *q = "_GLOBAL__N_1"; *q; q++)
+				if (o + 1 < len)
+					out[o++] = *q;
+			continue;
+		}
+		if (!strncmp(p, "operator", 8) && (p == full || !isalnum((unsigned char)p[-1])) &&
+		    !isalnum((unsigned char)p[8]) && p[8] != '_') {
+			/* the operator's own characters are its name, not a bracket */
+			for (int i = 0; i < 8; i++)
+				if (o + 1 < len)
+					out[o++] = p[i];
+			p += 8;
+			if (*p == ' ' && p[1] && !strchr(opchars, p[1]) && p[1] != '(') {
+				/* operator new, operator delete[], a conversion operator */
+				while (*p && *p != '(' && *p != '<') {
+					if (o + 1 < len)
+						out[o++] = *p;
+					p++;
+				}
+				continue;
+			}
+			while (*p && strchr(opchars, *p)) {
+				if (o + 1 < len)
+					out[o++] = *p;
+				p++;
+			}
+			continue;
+		}
+		if (*p == '<' || *p == '(') {
+			/* template arguments, parameters: dropped whole */
+			int depth = 0;
+			do {
+				if (*p == '<' || *p == '(')
+					depth++;
+				else if (*p == '>' || *p == ')')
+					depth--;
+				p++;
+			} while (*p && depth > 0);
+			continue;
+		}
+		if (*p == ' ') {
+			last_space = o;
+			has_space = 1;
+		}
+		if (o + 1 < len)
+			out[o++] = *p;
+		p++;
+	}
+	out[o] = '\0';
+	/* a trailing qualifier, then a return type in front */
+	for (;;) {
+		static const char *const quals[] = { " const", " volatile", " &&", " &" };
+		int cut = 0;
+		for (size_t i = 0; i < sizeof(quals) / sizeof(quals[0]); i++) {
+			size_t ql = strlen(quals[i]);
+			if (o >= ql && !strcmp(out + o - ql, quals[i])) {
+				o -= ql;
+				out[o] = '\0';
+				cut = 1;
+			}
+		}
+		if (!cut)
+			break;
+	}
+	if (has_space) {
+		char *sp = strrchr(out, ' ');
+		(void)last_space;
+		if (sp && !(sp - out >= 8 && !strncmp(sp - 8, "operator", 8)))
+			memmove(out, sp + 1, strlen(sp + 1) + 1);
+		else if (sp) {
+			/* "ret ns::operator new": the return type before the operator's space */
+			char *op = strstr(out, "operator");
+			char *before = op;
+			while (before > out && before[-1] != ' ')
+				before--;
+			if (before > out)
+				memmove(out, before, strlen(before) + 1);
+		}
+	}
+	return 0;
+}
+
+typedef char *(*mc_cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
 static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 {
+	/* C++ names are matched demangled, as uftrace's "simple" demangler gives them: the
+	 * demangler of the libstdc++ a C++ program has loaded (set-up only; it mallocs) */
+	mc_cxa_demangle_fn demangle = (mc_cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	char *dbuf = NULL, simple[1024];
+	size_t dlen = 0;
+
 	if (rec_symtab_load() < 0)
 		return -1;
 	/* PATTERN@MODULE: the first module whose file name starts with MODULE */
@@ -979,11 +1086,24 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 					j++;
 				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
 			}
-			if (mc_ftable_add_sym(t, s, rec_symtab_name(m, sym), (int)k, sym->addr, hi,
-					      sym->size, all) < 0)
+			const char *name = rec_symtab_name(m, sym);
+
+			if (demangle && name[0] == '_' && name[1] == 'Z') {
+				int status = -1;
+				char *d = demangle(name, dbuf, &dlen, &status);
+				if (d && status == 0) {
+					dbuf = d;
+					mc_demangle_simple(d, simple, sizeof(simple));
+					name = simple;
+				}
+			}
+			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, hi, sym->size, all) < 0) {
+				free(dbuf);
 				return -1;
+			}
 		}
 	}
+	free(dbuf);
 	mc_ftable_finish(t);
 	return 0;
 }

@@ -24,7 +24,10 @@
  * Everything is decided once, at the session start: the patterns are compiled here (our own
  * matcher: regcomp and fnmatch allocate with the program's malloc, which may be instrumented),
  * matched against every function symbol of the modules loaded then, and the result is a sorted
- * table of disjoint address ranges, each with its merged trigger. The hooks only search that
+ * table of disjoint address ranges, each with its merged trigger. C++ names are matched as
+ * uftrace matches them, demangled the way its default "simple" demangler shows them
+ * (mc_demangle_simple), with the __cxa_demangle of the libstdc++ the program has loaded; a
+ * program without libstdc++ has its names matched mangled. The hooks only search that
  * table (no allocation, no lock). A module loaded later (dlopen) has no range: its functions are
  * neither filtered nor triggered.
  */
@@ -178,6 +181,12 @@ static inline uint32_t mc_ftable_lookup(const struct mc_ftable *t, uintptr_t add
 
 	return r ? r->mode : 0;
 }
+
+/* FULL, a name as __cxa_demangle gives it, as uftrace 0.13's "simple" demangler shows it:
+ * no template arguments, parameters, qualifiers or return type; "(anonymous namespace)" as
+ * _GLOBAL__N_1 ("int f<int>(int)" -> "f", "ns::A::operator<(ns::A const&) const" ->
+ * "ns::A::operator<"). Into OUT (LEN bytes, cut if longer). 0, or -1 if LEN is 0. */
+int mc_demangle_simple(const char *full, char *out, size_t len);
 
 /* "10us" (ns us ms s, with decimals; no unit: ns, as uftrace's parse_time) in ns: 0, or -1 */
 int mc_parse_time(const char *s, uint64_t *ns);

@@ -338,6 +338,38 @@ static void test_signals(void **state)
 	assert_non_null(strstr(err, "trace_on, trace_off or finish"));
 }
 
+/* what uftrace 0.13's "simple" demangler shows, from what __cxa_demangle gives (pairs read
+ * off `uftrace replay` and c++filt for one program) */
+static void test_demangle(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "ns::ns1::foo::bar(int) const", "ns::ns1::foo::bar" },
+		{ "ns::ns1::foo::foo()", "ns::ns1::foo::foo" },
+		{ "(anonymous namespace)::anon(int)", "_GLOBAL__N_1::anon" },
+		{ "int tmpl<int>(int)", "tmpl" },
+		{ "unsigned long tmpl<unsigned long>(unsigned long)", "tmpl" },
+		{ "box<int>::get()", "box::get" },
+		{ "box<int>::operator+(box<int> const&)", "box::operator+" },
+		{ "ns::ns1::foo::operator()(int)", "ns::ns1::foo::operator" },
+		{ "ns::ns1::foo::operator<(ns::ns1::foo const&) const", "ns::ns1::foo::operator<" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int&&)",
+		  "std::vector::push_back" },
+		{ "main", "main" },
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		assert_int_equal(mc_demangle_simple(pairs[i][0], out, sizeof(out)), 0);
+		if (strcmp(out, pairs[i][1]))
+			fail_msg("'%s' -> '%s', want '%s'", pairs[i][0], out, pairs[i][1]);
+	}
+	/* cut, not overflowed */
+	assert_int_equal(mc_demangle_simple("ns::ns1::foo::bar(int)", out, 6), 0);
+	assert_string_equal(out, "ns::n");
+}
+
 static void test_time(void **state)
 {
 	uint64_t ns;
@@ -369,7 +401,7 @@ int main(void)
 		cmocka_unit_test(test_glob_vs_fnmatch), cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_list),	  cmocka_unit_test(test_table),
 		cmocka_unit_test(test_time),	  cmocka_unit_test(test_triggers),
-		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_signals),	  cmocka_unit_test(test_demangle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
