@@ -228,8 +228,8 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 		fs->in_count--;
 	else if (ff->flags & MC_FF_OUT)
 		fs->out_count--;
-	if (unlikely(ff->flags & MC_FF_RECOVER))
-		mc_recover(mt, d, 0);
+	if (unlikely(ff->flags & MC_FF_RECOVER) && !mc_in_exception(t))
+		mc_recover(mt, d, 0); /* (an unwinder going through keeps them restored) */
 	fs->fdepth = ff->saved_fdepth;
 	fs->time = ff->saved_time;
 	fs->size = ff->saved_size;
