@@ -693,8 +693,8 @@ static int parse_action(struct mc_filter_spec *s, size_t i, const char *a, size_
 			mc_err(err, errlen, "'%.*s': module name too long", (int)len, a);
 			return -1;
 		}
-		if ((len == 3 && !strncasecmp(a, "PLT", 3)) || (len == 6 && !memcmp(a, "kernel", 6)) ||
-		    (len == 1 && a[0] == 'k')) {
+		if ((len == 3 && !strncasecmp(a, "PLT", 3)) ||
+		    (len == 6 && !memcmp(a, "kernel", 6)) || (len == 1 && a[0] == 'k')) {
 			mc_err(err, errlen, "'%.*s': PLT and kernel modules are not supported",
 			       (int)len, a);
 			return -1;
@@ -763,15 +763,17 @@ int mc_filter_parse_more(struct mc_filter_spec *s, const char *list, enum mc_lis
 				const char *c = memchr(a, ',', (size_t)(p + len - a));
 				size_t alen = c ? (size_t)(c - a) : (size_t)(p + len - a);
 
-				if (alen && parse_action(s, i, a, alen, kind, why, sizeof(why)) < 0) {
+				if (alen &&
+				    parse_action(s, i, a, alen, kind, why, sizeof(why)) < 0) {
 					mc_err(err, errlen, "'%.*s': %s", (int)len, p, why);
 					return -1;
 				}
 				a += alen + 1;
 			}
 			if (kind == MC_LIST_TRIGGER && !tr->flags) {
-				mc_err(err, errlen, "'%.*s': a trigger needs an action (FUNC@ACTION)",
-				       (int)len, p);
+				mc_err(err, errlen,
+				       "'%.*s': a trigger needs an action (FUNC@ACTION)", (int)len,
+				       p);
 				return -1;
 			}
 			s->p[i].out = (tr->flags & MC_TR_FILTER) && tr->fmode == MC_FILTER_OUT;
@@ -1064,7 +1066,9 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 	for (size_t i = 0; i < s->n; i++) {
 		s->modidx[i] = -1;
 		for (size_t k = 0; s->module[i][0] && k < rec_symtab_nmodules(); k++) {
-			const char *path = rec_symtab_module_at(k)->path, *base = strrchr(path, '/');
+			const char *path = rec_symtab_module_at(k)->path;
+			const char *base = strrchr(path, '/');
+
 			base = base ? base + 1 : path;
 			if (!strncmp(base, s->module[i], strlen(s->module[i]))) {
 				s->modidx[i] = (int)k;
@@ -1097,7 +1101,8 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 					name = simple;
 				}
 			}
-			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, hi, sym->size, all) < 0) {
+			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, hi, sym->size,
+					      all) < 0) {
 				free(dbuf);
 				return -1;
 			}

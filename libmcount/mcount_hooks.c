@@ -80,8 +80,10 @@ static inline void mc_record_at(struct rec_thread *t, unsigned type, unsigned de
 
 static void mc_fthread_init(struct mc_fthread *fs)
 {
-	*fs = (struct mc_fthread){ .ready = 1, .fdepth = mc_fconf.depth ? mc_fconf.depth : UINT32_MAX,
-				   .time = mc_fconf.time, .size = mc_fconf.min_size,
+	*fs = (struct mc_fthread){ .ready = 1,
+				   .fdepth = mc_fconf.depth ? mc_fconf.depth : UINT32_MAX,
+				   .time = mc_fconf.time,
+				   .size = mc_fconf.min_size,
 				   .enable_cached = mc_tracing_on };
 }
 
