@@ -1314,17 +1314,19 @@ int mc_filter_setup(char *why, size_t len)
 			return -1;
 		}
 	}
-	for (int i = 0; i < nsig; i++) {
-		struct sigaction sa = { .sa_handler = mc_signal_trigger, .sa_flags = SA_RESTART };
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(mc_sigs[i], &sa, NULL) < 0) {
-			mc_err(why, len, "FLIGHTREC_SIGNAL: cannot set a handler for signal %d",
-			       mc_sigs[i]);
-			return -1;
-		}
-	}
 	mc_nsigs = (size_t)nsig;
 	mc_fconf.active = mc_fconf.depth || mc_fconf.time || mc_fconf.table.n ||
 			  mc_fconf.min_size || !mc_tracing_on || nsig;
 	return 0;
+}
+
+void mc_filter_start(void)
+{
+	for (size_t i = 0; i < mc_nsigs; i++) {
+		struct sigaction sa = { .sa_handler = mc_signal_trigger, .sa_flags = SA_RESTART };
+
+		sigemptyset(&sa.sa_mask);
+		/* a valid signal (mc_signal_parse): only SIGKILL/SIGSTOP could fail, refused there */
+		(void)sigaction(mc_sigs[i], &sa, NULL);
+	}
 }

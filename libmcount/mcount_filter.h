@@ -214,8 +214,11 @@ int mc_signal_parse(const char *list, int *sigs, uint32_t *acts, size_t max, cha
 		    size_t errlen);
 
 /* Read the FLIGHTREC_* variables above and resolve the patterns against the modules loaded
- * now; install the --signal handlers. 0, or -1 with the reason in why. */
+ * now. 0, or -1 with the reason in why. */
 int mc_filter_setup(char *why, size_t len);
+/* The session records: install the --signal handlers (not before: a session that does not
+ * start leaves the program's signals alone). */
+void mc_filter_start(void);
 
 #pragma GCC visibility pop
 

@@ -30,7 +30,8 @@ static void mc_configured(const struct rec_config *cfg)
 		sizeof(struct mc_thread) + (size_t)mc_max_stack * sizeof(struct mc_frame);
 }
 
-/* The record-time filters (mcount_filter.h): read and resolved against the modules loaded
+/* The record-time filters and triggers (mcount_filter.h): read and resolved against the modules
+ * loaded
  * now; a bad value turns recording off with one warning. A thread then has the filter area
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
@@ -38,8 +39,9 @@ static int mc_check(char *why, size_t len)
 	if (mc_filter_setup(why, len) < 0)
 		return -1;
 	if (mc_fconf.active && mc_tp_mode) {
-		rec_snprintf(why, len, "the filters (FLIGHTREC_FILTER, _DEPTH, _TIME_FILTER) do "
-			     "not apply to tracepoints (the tfile format)");
+		rec_snprintf(why, len, "the filters and triggers (FLIGHTREC_FILTER, _TRIGGER, "
+			     "_CALLER, _DEPTH, _TIME_FILTER, _MIN_SIZE, _DISABLED, _SIGNAL) do not "
+			     "apply to tracepoints (the tfile format)");
 		return -1;
 	}
 	rec_frontend_self_storage.thread_size += mc_filter_area_size();
@@ -51,6 +53,7 @@ static int mc_check(char *why, size_t len)
 static void mc_started(void)
 {
 	mc_fast_max_stack = rec_clock_g.use_tsc && !mc_fconf.active ? mc_max_stack : 0;
+	mc_filter_start(); /* --signal's handlers, now that the session records */
 	if (mc_tp_mode)
 		mc_tp_start();
 }

@@ -6,7 +6,8 @@
  * thread ends in pthread_exit under ft_end instead: the frames it ends in never return. With
  * "signal" it raises SIGUSR1 and SIGUSR2 between its calls: --signal's cases install the
  * handlers (the program has none of its own); a signal with no handler is ignored instead,
- * so that the unfiltered recordings run to the end too.
+ * so that the unfiltered recordings run to the end too. With "sigstate" it only says whether
+ * SIGUSR1 has a handler.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -87,6 +88,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "pthexit")) {
 		ft_mid(1);
 		ft_end();
+	}
+	if (argc > 1 && !strcmp(argv[1], "sigstate")) {
+		/* whether something installed a SIGUSR1 handler into this program */
+		struct sigaction old;
+
+		sigaction(SIGUSR1, NULL, &old);
+		printf("sigusr1: %s\n", old.sa_handler == SIG_DFL ? "default" : "handled");
+		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "signal")) {
 		struct sigaction old;
