@@ -799,7 +799,7 @@ int mc_filter_mode_of(const struct mc_filter_spec *s, const char *name)
 {
 	for (size_t i = s->n; i-- > 0;)
 		if ((s->tr[i].flags & MC_TR_FILTER) && mc_pattern_match(&s->p[i], name))
-			return s->tr[i].fmode;
+			return (int)s->tr[i].fmode;
 	return 0;
 }
 
