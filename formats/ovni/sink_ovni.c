@@ -14,8 +14,9 @@
  * Who writes what, and when:
  *   stream file     created (truncated) by ovni_thread_init; write_chunk appends chunks in
  *                   order, one writer at a time (the flusher; the thread itself under the
- *                   drain policy, or under help when the flusher is behind; finish); the
- *                   stream header is the ring's first record
+ *                   drain policy, or under help when the flusher is behind; finish), each
+ *                   opening the file for its write and closing it after (ovni_thread_fd):
+ *                   no descriptor is kept per thread
  *   thread metadata written at ovni_thread_init (no ovni.finished: a reader can tell a cut
  *                   stream), again after any metadata change (next emit/flush), and finally
  *                   with ovni.finished = 1 by ovni_thread_free, or by close_thread when the
@@ -366,10 +367,22 @@ static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps
 	free(text);
 }
 
+/* The thread's stream, opened for writing (above the low numbers, checked), -1 if it cannot
+ * be. No descriptor is kept between writes (see ovni_thread_fd). */
+static int ovni_stream_fd(const struct ovni_thread *ot)
+{
+	struct ovni_paths ps;
+
+	if (ovni_paths(&ps, ovni_proc.procdir, ot->tid) < 0)
+		return -1;
+	return rec_openat_kept(AT_FDCWD, ps.obs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+}
+
 int ovni_sink_create_stream(struct rec_thread *t)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
 	struct ovni_paths ps, final;
+	int fd;
 
 	if (ovni_paths(&ps, ovni_proc.procdir, ot->tid) < 0 ||
 	    ovni_paths(&final, ovni_proc.procdir_final, ot->tid) < 0) {
@@ -386,8 +399,11 @@ int ovni_sink_create_stream(struct rec_thread *t)
 			return -1;
 		}
 	}
-	t->sink_fd = open(ps.obs, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (t->sink_fd < 0) {
+	/* no descriptor is kept: each write opens the stream (ovni_thread_fd), so that the
+	 * runtime's descriptors do not grow with the program's threads (RLIMIT_NOFILE) */
+	fd = rec_openat_kept(AT_FDCWD, ps.obs, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+			     0644);
+	if (fd < 0) {
 		ovni_warn("ovni-rt: ovni_thread_init: cannot create %s, thread %d records nothing:",
 			  ps.obs, ot->tid);
 		return -1;
@@ -405,19 +421,19 @@ int ovni_sink_create_stream(struct rec_thread *t)
 	 * a stream file that is still empty is no stream to a reader; salvage, sent by the
 	 * side file, writes the header itself into one. */
 	static const uint8_t hdr[8] = { 'o', 'v', 'n', 'i', 1, 0, 0, 0 };
-	(void)rec_room_claim(t->sink_fd, sizeof(hdr) + 2 * OVNI_SE_HDR);
-	if (rec_write_all(t->sink_fd, hdr, sizeof(hdr)) < 0) {
+	(void)rec_room_claim(fd, sizeof(hdr) + 2 * OVNI_SE_HDR);
+	if (rec_write_all(fd, hdr, sizeof(hdr)) < 0) {
 		ovni_warn("ovni-rt: ovni_thread_init: cannot write %s, thread %d records nothing:",
 			  ps.obs, ot->tid);
 		char name[64];
-		close(t->sink_fd);
-		t->sink_fd = -1;
+		close(fd);
 		unlink(ps.obs);
 		unlink(ps.json);
 		ovni_sidecar_name(name, sizeof(name), t);
 		unlinkat(rec_sess.ringdirfd, name, 0);
 		return -1;
 	}
+	close(fd);
 	ot->written = sizeof(hdr);
 	__atomic_fetch_add(&t->bytes, sizeof(hdr), __ATOMIC_RELAXED); /* the stream's bytes */
 	return 0;
@@ -430,7 +446,7 @@ int ovni_sink_create_stream(struct rec_thread *t)
  * added events are counted as the thread's, like the flush markers. Reads the stream once,
  * on this path only.
  */
-static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot)
+static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot, int wfd)
 {
 	struct ovni_paths ps;
 	enum ovni_se_state st = OVNI_SE_UNKNOWN;
@@ -458,7 +474,7 @@ static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot)
 	if (!end || end != (size_t)sb.st_size)
 		return;
 	n = ovni_se_ending(st, clock, ending);
-	if (n && pwrite(t->sink_fd, ending, n, (off_t)end) == (ssize_t)n) {
+	if (n && pwrite(wfd, ending, n, (off_t)end) == (ssize_t)n) {
 		__atomic_fetch_add(&t->events, n / OVNI_SE_HDR, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&t->bytes, n, __ATOMIC_RELAXED);
 	}
@@ -467,18 +483,18 @@ static void ovni_end_stream(struct rec_thread *t, struct ovni_thread *ot)
 /* A stream whose every event was lost (the thread started once the disk was full): its
  * header alone is a thread that never ends, which ovniemu refuses, so it is removed with its
  * metadata and the thread's events stay counted lost. Not a thread that carries the
- * process's rank or CPUs (the loom needs them). meta_lock held; 1 when removed. */
-static int ovni_drop_if_all_lost(struct rec_thread *t, struct ovni_thread *ot)
+ * process's rank or CPUs (the loom needs them). meta_lock held; 1 when removed (FD, the
+ * stream's, closed then). */
+static int ovni_drop_if_all_lost(struct rec_thread *t, struct ovni_thread *ot, int fd)
 {
 	struct ovni_paths ps;
 	struct stat st;
 
-	if (t->sink_fd < 0 || !t->unwritten || ot->rank_set || ot->cpus.n ||
-	    fstat(t->sink_fd, &st) < 0 || st.st_size > 8 ||
+	if (fd < 0 || !t->unwritten || ot->rank_set || ot->cpus.n || fstat(fd, &st) < 0 ||
+	    st.st_size > 8 ||
 	    ovni_paths(&ps, ovni_proc.procdir, ot->tid) < 0)
 		return 0;
-	close(t->sink_fd);
-	t->sink_fd = -1;
+	close(fd);
 	unlink(ps.obs);
 	unlink(ps.json);
 	if (ovni_proc.layout == OVNI_LAYOUT_V3)
@@ -491,26 +507,26 @@ void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
 	struct ovni_paths ps, final;
-	int brings_proc_meta;
+	int brings_proc_meta, fd;
 
 	pthread_mutex_lock(&ot->meta_lock);
 	if (ot->state != OVNI_THREAD_READY) {
 		pthread_mutex_unlock(&ot->meta_lock);
 		return;
 	}
-	if (how && t->sink_fd >= 0)
-		ovni_end_stream(t, ot);
-	if (ovni_drop_if_all_lost(t, ot)) {
+	fd = ovni_stream_fd(ot); /* the stream's last write and trim, then closed */
+	if (how && fd >= 0)
+		ovni_end_stream(t, ot, fd);
+	if (ovni_drop_if_all_lost(t, ot, fd)) {
 		pthread_mutex_unlock(&ot->meta_lock);
 		return;
 	}
 	if (ovni_write_meta_locked(t, ovni_proc.procdir, 1, how) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
-	if (t->sink_fd >= 0) {
+	if (fd >= 0) {
 		/* the blocks taken past the end (ovni_prealloc's steps, the ending's room) */
-		rec_room_trim(t->sink_fd);
-		close(t->sink_fd);
-		t->sink_fd = -1;
+		rec_room_trim(fd);
+		close(fd);
 	}
 	if (ovni_proc.move_to_final && ovni_paths(&ps, ovni_proc.procdir, ot->tid) == 0 &&
 	    ovni_paths(&final, ovni_proc.procdir_final, ot->tid) == 0) {
@@ -700,6 +716,23 @@ static int ovni_open_thread(struct rec_session *s, struct rec_thread *t)
 	return 0; /* the stream is created by ovni_thread_init, which knows the ovni tid */
 }
 
+/* The stream for one write_chunk (rec_sink.thread_fd), at its end; -1 while the thread has
+ * no stream (before ovni_thread_init, after it finished). No descriptor is kept per thread:
+ * they grew with the program's threads and took its RLIMIT_NOFILE room. */
+static int ovni_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	struct ovni_thread *ot = ovni_thread_of(t);
+	int fd;
+
+	(void)s;
+	if (__atomic_load_n(&ot->state, __ATOMIC_ACQUIRE) != OVNI_THREAD_READY)
+		return -1;
+	fd = ovni_stream_fd(ot);
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
 static uint32_t ovni_lost_warned;
 
 /*
@@ -856,6 +889,7 @@ const struct rec_sink ovni_sink = {
 	.open_thread = ovni_open_thread,
 	.write_chunk = ovni_write_chunk,
 	.close_thread = ovni_close_thread,
+	.thread_fd = ovni_thread_fd,
 	.finish = ovni_finish,
 	.finished = ovni_finished,
 };
