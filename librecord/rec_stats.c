@@ -12,7 +12,10 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* one thread's counters, read once */
@@ -84,12 +87,122 @@ void rec_stats_reap(struct rec_thread *t)
 	rec_stats_append(buf, rec_stats_line(buf, sizeof(buf), t->tid, &s));
 }
 
+/* rec_stats_unwritten's counts for threads whose line is written already (rec_stats_fix) */
+struct rec_stats_fix {
+	pid_t tid;
+	uint64_t n;
+};
+static struct rec_stats_fix *rec_stats_fixes;
+static size_t rec_stats_nfix;
+
+void rec_stats_unwritten(pid_t tid, uint64_t n)
+{
+	struct rec_stats_fix *f;
+
+	if (!n)
+		return;
+	for (struct rec_thread *t = rec_sess.threads; t; t = t->next)
+		if (t->tid == tid) {
+			/* its line is still to be written: rec_stats_take moves them */
+			__atomic_fetch_add(&t->unwritten, n, __ATOMIC_RELAXED);
+			return;
+		}
+	f = rec_mem_grow(rec_stats_fixes, (rec_stats_nfix + 1) * sizeof(*f));
+	if (!f)
+		return; /* no memory: the counts stay as they were */
+	rec_stats_fixes = f;
+	f[rec_stats_nfix].tid = tid;
+	f[rec_stats_nfix].n = n;
+	rec_stats_nfix++;
+	rec_sess.closed_events -= n < rec_sess.closed_events ? n : rec_sess.closed_events;
+	rec_sess.closed_unwritten += n;
+	rec_sess.closed_lost[REC_LOST_FULL] += n;
+}
+
+/* the count rec_stats_unwritten gave for TID, 0 if none */
+static uint64_t rec_stats_fix_of(pid_t tid)
+{
+	for (size_t i = 0; i < rec_stats_nfix; i++)
+		if (rec_stats_fixes[i].tid == tid)
+			return rec_stats_fixes[i].n;
+	return 0;
+}
+
+/* A number after KEY= in line [p, end), or 0 when absent. */
+static uint64_t rec_stats_field(const char *p, const char *end, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (p++; p + klen < end; p++) /* keys after the first: a space before each */
+		if (p[-1] == ' ' && !memcmp(p, key, klen) && p[klen] == '=')
+			return strtoull(p + klen + 1, NULL, 10);
+	return 0;
+}
+
+/* The lines of freed threads that rec_stats_unwritten corrected, rewritten in the .part file
+ * (read whole: a line per thread, about 100 bytes each). */
+static void rec_stats_apply_fixes(void)
+{
+	char part[96], tmp[104], line[256];
+	struct stat st;
+	struct rec_out o;
+	char *m;
+	int in, out;
+
+	if (!rec_stats_nfix || rec_sess.ringdirfd < 0)
+		return;
+	rec_stats_name(part, sizeof(part), ".part");
+	rec_stats_name(tmp, sizeof(tmp), ".part.tmp");
+	in = openat(rec_sess.ringdirfd, part, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return;
+	if (fstat(in, &st) < 0 || st.st_size <= 0 ||
+	    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in, 0)) == MAP_FAILED) {
+		close(in);
+		return;
+	}
+	close(in);
+	out = rec_open_write_kept(rec_sess.ringdirfd, tmp, O_TRUNC);
+	if (out >= 0) {
+		rec_out_init(&o, out);
+		for (char *p = m, *end = m + st.st_size; p < end;) {
+			char *nl = memchr(p, '\n', (size_t)(end - p));
+			char *next = nl ? nl + 1 : end;
+			uint64_t fix = 0;
+			if (next - p > 7 && !memcmp(p, "thread=", 7))
+				fix = rec_stats_fix_of((pid_t)strtol(p + 7, NULL, 10));
+			if (fix) {
+				struct rec_stats_snap s;
+				s.events = rec_stats_field(p, next, "events");
+				s.bytes = rec_stats_field(p, next, "bytes");
+				s.lost[REC_LOST_FULL] = rec_stats_field(p, next, "lost_full") + fix;
+				s.lost[REC_LOST_NESTED] = rec_stats_field(p, next, "lost_nested");
+				s.lost[REC_LOST_DEAD] = rec_stats_field(p, next, "lost_dead");
+				s.lost[REC_LOST_DEPTH] = rec_stats_field(p, next, "lost_depth");
+				s.events -= fix < s.events ? fix : s.events;
+				rec_stats_line(line, sizeof(line), (pid_t)strtol(p + 7, NULL, 10),
+					       &s);
+				rec_out_printf(&o, "%s", line);
+			} else {
+				rec_out_printf(&o, "%.*s", (int)(next - p), p);
+			}
+			p = next;
+		}
+		if (rec_out_close(&o) == 0)
+			renameat(rec_sess.ringdirfd, tmp, rec_sess.ringdirfd, part);
+		else
+			unlinkat(rec_sess.ringdirfd, tmp, 0);
+	}
+	munmap(m, (size_t)st.st_size);
+}
+
 void rec_stats_finish(void)
 {
 	struct rec_stats_snap sum, s;
 	char buf[2048], part[96], name[96];
 	size_t n = 0;
 
+	rec_stats_apply_fixes();
 	memset(&sum, 0, sizeof(sum));
 	sum.events = rec_sess.closed_events;
 	sum.bytes = rec_sess.closed_bytes;

@@ -23,6 +23,11 @@
 /* The flusher is about to free T (registry lock held): its line, its counts into the
  * session's closed_* totals. */
 void rec_stats_reap(struct rec_thread *t);
+/* A sink's finish could not move N events of thread TID (of this image) from where they were
+ * written (a spool) into the trace: they are counted lost_full, not events, in the thread's
+ * line and the totals (a line already written for a freed thread is corrected by
+ * rec_stats_finish). Before rec_stats_finish; finish's thread only. */
+void rec_stats_unwritten(pid_t tid, uint64_t n);
 /* finish: the remaining thread lines and the totals; the file gets its final name. */
 void rec_stats_finish(void);
 /* That final name (in the ring directory). */

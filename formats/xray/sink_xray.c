@@ -53,6 +53,7 @@
 #include "formats/xcode/xcode.h"
 #include "librecord/rec_clock.h"
 #include "librecord/rec_session.h"
+#include "librecord/rec_stats.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_thread.h"
 #include "librecord/rec_util.h"
@@ -66,6 +67,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -395,6 +397,38 @@ static int xr_put_block_head(int fd, const struct rec_session *s, int32_t tid, u
 	return rec_write_all(fd, m, sizeof(m));
 }
 
+/*
+ * How many blocks, in order, the log's file system has room for (the spool of each removed
+ * once its block is in; 16 KiB kept for the metadata and stats written after). The blocks
+ * past them are cut before the first write, so the thread llvm-xray account replays first,
+ * which gets the marker, is one the log holds: with the marker in a thread cut off, account
+ * refused the log. A file system that says nothing: all n; a write that finds less room
+ * (another writer took it) still cuts the log there.
+ */
+static size_t xr_blocks_that_fit(int fd, const struct xr_spool *v, size_t n)
+{
+	struct statvfs sv;
+	uint64_t bs, room, log = FDR_HEADER_SIZE, mark = 2 * FDR_META_SIZE + sizeof(XR_MARKER) - 1;
+
+	if (fstatvfs(fd, &sv) < 0 || !sv.f_frsize)
+		return n;
+	bs = sv.f_frsize;
+	/* root may use the blocks ext4 keeps for it */
+	room = (geteuid() == 0 ? sv.f_bfree : sv.f_bavail) * bs;
+	if (room < (16u << 10))
+		return 0;
+	room -= 16u << 10;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t grown = log + 4 * FDR_META_SIZE + v[i].out_size + mark;
+		uint64_t need = ((grown + bs - 1) / bs - (log + bs - 1) / bs) * bs;
+		if (need > room)
+			return i;
+		room += (v[i].size + bs - 1) / bs * bs - need;
+		log = grown;
+	}
+	return n;
+}
+
 /* Run xr_repair over a spool (mapped); the output size, or -1. */
 static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp, int out)
 {
@@ -411,6 +445,41 @@ static int64_t xr_repair_spool(struct rec_session *s, const struct xr_spool *sp,
 	r = xr_repair(m, sp->size, out, NULL);
 	munmap(m, sp->size);
 	return r;
+}
+
+/* The events of a spool (function records, custom events: one each for the runtime's count)
+ * that could not go into the log: counted lost for the thread (rec_stats_unwritten); the
+ * number, 0 when it cannot be read. Walks our own encoding, as xr_repair does. */
+static uint64_t xr_spool_cut(struct rec_session *s, const struct xr_spool *sp)
+{
+	int fd = openat(s->ringdirfd, sp->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t events = 0, pos = 0;
+	const uint8_t *d;
+	void *m;
+
+	if (fd < 0)
+		return 0;
+	m = mmap(NULL, sp->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	d = m;
+	while (pos < sp->size) {
+		uint64_t size = FDR_META_SIZE;
+		if (!(d[pos] & 1)) {
+			size = FDR_FN_SIZE;
+			events++;
+		} else if ((d[pos] >> 1) == FDR_CUSTOM_EVENT && pos + FDR_META_SIZE <= sp->size) {
+			int32_t esize;
+			memcpy(&esize, d + pos + 1, 4);
+			size += esize > 0 ? (uint64_t)esize : 0;
+			events++;
+		}
+		pos += size;
+	}
+	munmap(m, sp->size);
+	rec_stats_unwritten(sp->tid, events);
+	return events;
 }
 
 static int xr_copy_spool(struct rec_session *s, const struct xr_spool *sp, int out, uint8_t *buf,
@@ -618,8 +687,12 @@ static void xr_basic_finish(struct rec_session *s, const struct xr_spool *v, siz
 		while (flock(w.fd, LOCK_EX) < 0 && errno == EINTR)
 			;
 	if (!mem || w.fd < 0) {
+		uint64_t cut = 0;
+		for (size_t i = 0; i < n; i++)
+			cut += xr_spool_cut(s, &v[i]);
 		rec_warn("xray-rt: cannot append to the XRay basic log %s (the spools are left in "
-			 "%s/.flightrec):", xb_log.path, s->dir);
+			 "%s/.flightrec; %llu events counted lost):", xb_log.path, s->dir,
+			 (unsigned long long)cut);
 		goto out;
 	}
 	w.out = mem;
@@ -646,8 +719,9 @@ static void xr_basic_finish(struct rec_session *s, const struct xr_spool *v, siz
 		}
 		if (r < 0) {
 			rec_warn("xray-rt: cannot write thread %d's records to the XRay basic log %s "
-				 "(its spool is left in %s/.flightrec):", (int)v[i].tid, xb_log.path,
-				 s->dir);
+				 "(its spool is left in %s/.flightrec; %llu events counted lost):",
+				 (int)v[i].tid, xb_log.path, s->dir,
+				 (unsigned long long)xr_spool_cut(s, &v[i]));
 			continue;
 		}
 		unlinkat(s->ringdirfd, v[i].name, 0);
@@ -674,7 +748,8 @@ static void xray_finish(struct rec_session *s)
 	uint32_t *scratch;
 	int32_t *tids;
 	uint8_t hdr[FDR_HEADER_SIZE], *buf;
-	size_t written = 0;
+	size_t written = 0, fit = 0;
+	uint64_t cut = 0;
 	int fd, bad = 0;
 
 	n = xr_scan_spools(s, NULL, 0);
@@ -722,11 +797,16 @@ static void xray_finish(struct rec_session *s)
 	}
 	for (size_t i = 0; i < n; i++)
 		tids[i] = v[i].tid;
-	first = xr_llvm_first_key((uint64_t)s->pid, tids, n, scratch);
 
 	fd = xr_create_log(s, path, sizeof(path));
+	if (fd >= 0)
+		fit = xr_blocks_that_fit(fd, v, n);
+	first = xr_llvm_first_key((uint64_t)s->pid, tids, fit, scratch);
 	if (fd < 0) {
-		rec_warn("xray-rt: cannot create the XRay log %s:", path);
+		for (size_t i = 0; i < n; i++)
+			cut += xr_spool_cut(s, &v[i]);
+		rec_warn("xray-rt: cannot create the XRay log %s (%llu events counted lost):", path,
+			 (unsigned long long)cut);
 		goto out;
 	}
 	fdr_put_header(hdr, FDR_VERSION, xr_xcoding || rec_clock_tsc_invariant() ? 3 : 0,
@@ -736,7 +816,7 @@ static void xray_finish(struct rec_session *s)
 	/* each thread's block whole or not at all: a block that cannot be written (disk full) is
 	 * cut off and the log ends with the threads before it (it was removed altogether). The
 	 * spool of a thread written is removed at once, which frees the room the next needs. */
-	for (size_t i = 0; i < n && !bad; i++) {
+	for (size_t i = 0; i < fit && !bad; i++) {
 		const struct xr_spool *sp = &v[i];
 		off_t block = lseek(fd, 0, SEEK_CUR);
 		/* the thread account replays first must not start later than the log does */
@@ -766,15 +846,25 @@ static void xray_finish(struct rec_session *s)
 	}
 	if (close(fd) < 0 && !bad)
 		bad = 1, written = 0;
+	if (!bad && written < n) {
+		bad = 1; /* the blocks there was no room for */
+		errno = ENOSPC;
+	}
+	/* the threads cut off (all of them when the log goes): their events counted lost. The
+	 * blocks went in sorted order, so they are those from `written` on. A close that fails
+	 * after blocks went in removes the log with spools already gone: those are not counted */
+	for (size_t i = bad ? written : n; i < n; i++)
+		cut += xr_spool_cut(s, &v[i]);
 	if (bad && !written) {
-		rec_warn("xray-rt: cannot write the XRay log %s (removed):", path);
+		rec_warn("xray-rt: cannot write the XRay log %s (removed; %llu events counted "
+			 "lost):", path, (unsigned long long)cut);
 		unlink(path);
 		goto out;
 	}
 	if (bad)
 		rec_warn("xray-rt: the XRay log %s holds %zu of %zu threads, the others could not "
-			 "be written (their spools are left in %s/.flightrec):", path, written, n,
-			 s->dir);
+			 "be written (their spools are left in %s/.flightrec; %llu events counted "
+			 "lost):", path, written, n, s->dir, (unsigned long long)cut);
 	if (xr_xcoding && xr_write_map(path) < 0)
 		rec_warn("xray: cannot write the instrumentation map %s.yaml:", path);
 	rec_debug("xray-rt: wrote %s (%zu threads)", path, written);

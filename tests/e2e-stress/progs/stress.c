@@ -24,6 +24,9 @@
  *                          other number from 3 to 63, starts 2 threads making K calls
  *                          each, makes K calls; then checks its descriptors: fds_bad =
  *                          those closed, or whose file is no longer its 9 bytes
+ *   stress uneven N K      N threads one after the other (each joined before the next
+ *                          starts), K calls each but the last, which makes 5 x K: the
+ *                          threads' streams start in that order, the last is the largest
  *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
  *                          and holds it until all have tried: files_opened = how many could
  *                          (under a small RLIMIT_NOFILE the runtime must leave room)
@@ -117,6 +120,20 @@ static void run_threads(long n, long k)
 			pthread_barrier_destroy(&barrier);
 		started += batch;
 		nthreads += batch;
+	}
+}
+
+static void run_uneven(long n, long k)
+{
+	for (long i = 0; i < n; i++) {
+		struct job j = { i == n - 1 ? 5 * k : k, NULL };
+		pthread_t t;
+		if (pthread_create(&t, NULL, calls, &j) != 0) {
+			perror("stress: pthread_create");
+			exit(2);
+		}
+		pthread_join(t, NULL);
+		nthreads++;
 	}
 }
 
@@ -371,6 +388,8 @@ int main(int argc, char **argv)
 		run_in_threads(4, excepter, (void *)a);
 	} else if (!strcmp(mode, "fds")) {
 		run_fds(a);
+	} else if (!strcmp(mode, "uneven")) {
+		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
 		run_nofile(a, b);
 	} else if (!strcmp(mode, "recurse")) {
