@@ -42,6 +42,21 @@ const char *rec_elf_tab_name(const struct rec_elf_tab *t, size_t i);
  * name, in *name. */
 bool rec_elf_tab_func(const struct rec_elf_tab *t, size_t i, const char **name);
 
+/*
+ * The PLT of an x86-64 file (rec_elf_plt.c): reloc i of .rela.plt is called at first + 16 i
+ * (the address uftrace names it at) and its GOT slot holds stub0 + 16 i until resolved.
+ * Addresses are the file's (add the load bias). 0, or -1 when the file has no such PLT.
+ */
+struct rec_elf_plt {
+	uint64_t first;
+	uint64_t stub0;
+	const Elf64_Rela *rela;
+	size_t nrel;
+};
+int rec_elf_plt(const struct rec_elf_map *m, struct rec_elf_plt *out);
+/* The function reloc i binds ("" when it is not a named R_X86_64_JUMP_SLOT). */
+const char *rec_elf_plt_name(const struct rec_elf_map *m, const struct rec_elf_plt *p, size_t i);
+
 #pragma GCC visibility pop
 
 #endif

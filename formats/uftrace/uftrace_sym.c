@@ -2,7 +2,8 @@
  * uftrace_sym: write a module's function symbols as the old-format `.sym` file uftrace 0.13
  * reads: "<16 hex addr> <type> <name>" lines, sorted by address, addresses relative to the
  * module's first PT_LOAD, each function closed by the next line's address (a `?` marker
- * closes a gap and the last function), with `# symbols:` and `# path name:` headers.
+ * closes a gap and the last function), with `# symbols:` and `# path name:` headers. The PLT
+ * entries are 'P' lines (rec_elf_plt.h), closed by `__dynsym_end` as uftrace closes them.
  *
  * Slow path only (session start, a dlopen): the ELF file is mapped and read in place, the
  * table is mmap'ed memory, the file written through a fixed buffer: no malloc, no stdio
@@ -35,10 +36,30 @@ static int usym_cmp(const void *a, const void *b)
 	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* Collect functions of the symtab (or the dynsym when stripped). Returns count, -1 on error. */
+/* room for one more entry in *v (freed on failure) */
+static int usym_room(struct usym **v, size_t *cnt, size_t *cap)
+{
+	struct usym *nv;
+
+	if (*cnt < *cap)
+		return 0;
+	*cap = *cap ? *cap * 2 : 256;
+	nv = rec_mem_grow(*v, *cap * sizeof(**v));
+	if (!nv) {
+		rec_mem_free(*v);
+		*v = NULL;
+		return -1;
+	}
+	*v = nv;
+	return 0;
+}
+
+/* Collect functions of the symtab (or the dynsym when stripped), then the PLT entries.
+ * Returns count, -1 on error. */
 static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 {
 	const struct rec_elf_tab *tab = rec_elf_map_symtab(m);
+	struct rec_elf_plt plt;
 	struct usym *v = NULL;
 	size_t cnt = 0, cap = 0;
 
@@ -48,17 +69,8 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 
 		if (!rec_elf_tab_func(tab, i, &name))
 			continue;
-		if (cnt == cap) {
-			struct usym *nv;
-
-			cap = cap ? cap * 2 : 256;
-			nv = rec_mem_grow(v, cap * sizeof(*v));
-			if (!nv) {
-				rec_mem_free(v);
-				return -1;
-			}
-			v = nv;
-		}
+		if (usym_room(&v, &cnt, &cap) < 0)
+			return -1;
 		v[cnt].addr = s->st_value - m->load_base;
 		v[cnt].size = s->st_size;
 		v[cnt].name = name;
@@ -71,6 +83,22 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 		default: v[cnt].type = 'T'; break;
 		}
 		cnt++;
+	}
+	/* the PLT entries, 'P' as uftrace writes them: libmcount records a call through the PLT
+	 * at its entry's address (mcount_plt.c) */
+	if (rec_elf_plt(m, &plt) == 0) {
+		for (size_t i = 0; i < plt.nrel; i++) {
+			const char *name = rec_elf_plt_name(m, &plt, i);
+
+			if (!*name)
+				continue;
+			if (usym_room(&v, &cnt, &cap) < 0)
+				return -1;
+			v[cnt] = (struct usym){ .addr = plt.first + 16 * i - m->load_base,
+						.size = 16, .type = 'P', .name = name,
+						.idx = tab->nsyms + i };
+			cnt++;
+		}
 	}
 	*out = v;
 	return (long)cnt;
@@ -103,8 +131,11 @@ int uftrace_sym_write(int dirfd, const char *path, const char *symname)
 		rec_out_printf(&out, "%016llx %c %s\n", (unsigned long long)v[i].addr, v[i].type,
 			       v[i].name);
 		end = v[i].addr + v[i].size;
+		/* the PLT block ends as uftrace ends it (its reader takes either marker) */
+		if (v[i].type == 'P' && (i + 1 == n || v[i + 1].type != 'P'))
+			rec_out_printf(&out, "%016llx ? __dynsym_end\n", (unsigned long long)end);
 		/* close the function where it ends, unless the next one starts right there */
-		if (v[i].size && (i + 1 == n || v[i + 1].addr > end))
+		else if (v[i].size && (i + 1 == n || v[i + 1].addr > end))
 			rec_out_printf(&out, "%016llx ? __func_end\n", (unsigned long long)end);
 	}
 	if (n > 0 && v[n - 1].size == 0)

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,9 @@ static void test_session_start_and_finish(void **state)
 	assert_non_null(text);
 	assert_non_null(strstr(text, "# symbols: "));
 	assert_non_null(strstr(text, " T main\n"));
+	/* the PLT entries, as uftrace names them (libmcount records library calls there) */
+	assert_non_null(strstr(text, " P _cmocka_run_group_tests\n"));
+	assert_non_null(strstr(text, " ? __dynsym_end\n"));
 	free(text);
 
 	/* finish: scans the .dat files, reads task.txt's exename, writes info */
@@ -188,6 +192,63 @@ static void test_elf_map_reads_in_place(void **state)
 	/* not an ELF file */
 	assert_int_equal(rec_elf_map_open("/proc/self/cmdline", &m), -1);
 	assert_int_equal(rec_elf_map_open("/nonexistent", &m), -1);
+}
+
+static int test_exe_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uintptr_t *)arg = info->dlpi_addr;
+	return 1; /* the first object is the program */
+}
+
+/*
+ * Where the PLT entries are (rec_elf_plt), checked against this program's own code: entry i
+ * jumps through the GOT slot of reloc i (`jmp *disp(%rip)`, after `endbr64; bnd` in a
+ * .plt.sec), and the stub its slot holds until resolved pushes i.
+ */
+static void test_elf_plt(void **state)
+{
+	struct rec_elf_map m;
+	struct rec_elf_plt plt;
+	uintptr_t bias = 0;
+	size_t checked = 0, named = 0;
+
+	(void)state;
+	dl_iterate_phdr(test_exe_bias, &bias);
+	arm();
+	assert_int_equal(rec_elf_map_open("/proc/self/exe", &m), 0);
+	assert_int_equal(rec_elf_plt(&m, &plt), 0);
+	assert_true(plt.nrel > 0);
+	for (size_t i = 0; i < plt.nrel; i++) {
+		const uint8_t *e = (const uint8_t *)(bias + plt.first + 16 * i);
+		const uint8_t *stub = (const uint8_t *)(bias + plt.stub0 + 16 * i);
+		uintptr_t slot = bias + plt.rela[i].r_offset;
+		int32_t disp, pushed;
+
+		if (!strcmp(rec_elf_plt_name(&m, &plt, i), "_cmocka_run_group_tests"))
+			named++;
+		if (e[0] == 0xf3 && e[1] == 0x0f && e[2] == 0x1e && e[3] == 0xfa)
+			e += 4 + (e[4] == 0xf2); /* endbr64, bnd */
+		assert_int_equal(e[0], 0xff);
+		assert_int_equal(e[1], 0x25);
+		memcpy(&disp, e + 2, 4);
+		assert_true((uintptr_t)(e + 6) + disp == slot);
+		if (stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfa)
+			stub += 4;
+		assert_int_equal(stub[0], 0x68);
+		memcpy(&pushed, stub + 1, 4);
+		assert_int_equal(pushed, (int32_t)i);
+		checked++;
+	}
+	rec_elf_map_close(&m);
+	assert_int_equal(disarm(), 0);
+	assert_int_equal(named, 1);
+	assert_int_equal(checked, plt.nrel);
+	/* a file with no PLT: none */
+	assert_int_equal(rec_elf_map_open("/proc/self/exe", &m), 0);
+	m.dynsym.nsyms = 0;
+	assert_int_equal(rec_elf_plt(&m, &plt), -1);
+	rec_elf_map_close(&m);
 }
 
 /* the modules' tables, loaded at the session start (tracepoints) or a hook (transcoding) */
@@ -288,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_start_and_finish),
 		cmocka_unit_test(test_elf_map_reads_in_place),
+		cmocka_unit_test(test_elf_plt),
 		cmocka_unit_test(test_symtab_load),
 		cmocka_unit_test(test_sort_and_mem),
 		cmocka_unit_test(test_lines_and_date),
