@@ -155,6 +155,7 @@ $(foreach f,$(FORMATS),$(eval $(call fmt_archives,$(f))))
 # libmcount: hook files are compiled so that they never use SSE/x87 registers; the wrappers
 # define libc names (longjmp, execve, ...) with their own prototypes
 CFLAGS_mcount_hooks := -mgeneral-regs-only
+CFLAGS_mcount_plt := -mgeneral-regs-only
 CFLAGS_mcount_wrap := -fno-builtin
 $(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)

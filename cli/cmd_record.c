@@ -64,7 +64,8 @@ static const char usage[] =
 	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--format=FORMAT]\n"
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
-	"                        [-t TIME] [--match=regex|glob] [--] PROG [ARGS...]\n"
+	"                        [-t TIME] [--match=regex|glob] [--no-libcall] [--no-pltbind]\n"
+	"                        [--] PROG [ARGS...]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
 	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
 	"                  --format); a previous trace there is replaced, anything else is left\n"
@@ -101,6 +102,10 @@ static const char usage[] =
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
+	"Library calls (mcount hook, uftrace format): every call the program makes through its\n"
+	"PLT is recorded, as uftrace records it, unless:\n"
+	"  --no-libcall    do not record library calls (FLIGHTREC_NO_LIBCALL=1)\n"
+	"  --no-pltbind    do not let the dynamic loader bind PLT slots (LD_BIND_NOT=1)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
@@ -233,6 +238,8 @@ struct record_fmt {
 	const char *min_size;   /* -Z */
 	const char *max_stack;  /* --max-stack */
 	bool disable;           /* --disable */
+	bool no_libcall;        /* --no-libcall */
+	bool no_pltbind;        /* --no-pltbind */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -250,7 +257,9 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->signal && setenv("FLIGHTREC_SIGNAL", f->signal, 1) < 0) ||
 	    (f->min_size && setenv("FLIGHTREC_MIN_SIZE", f->min_size, 1) < 0) ||
 	    (f->max_stack && setenv("FLIGHTREC_MAX_STACK", f->max_stack, 1) < 0) ||
-	    (f->disable && setenv("FLIGHTREC_DISABLED", "1", 1) < 0)) {
+	    (f->disable && setenv("FLIGHTREC_DISABLED", "1", 1) < 0) ||
+	    (f->no_libcall && setenv("FLIGHTREC_NO_LIBCALL", "1", 1) < 0) ||
+	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -653,11 +662,11 @@ static int unknown_option(const char *arg, int shopt)
 	static const char *const names[] = {
 		"A", "argument", "R", "retval", "a", "auto-args", "no-args", "P", "patch", "U",
 		"unpatch", "v", "debug", "verbose", "debug-domain", "force", "b", "buffer",
-		"logfile", "nop", "time", "host", "port", "demangle", "no-pltbind", "num-thread",
+		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
-		"S", "script", "event-full", "no-libcall", "l", "nest-libcall", "libname",
+		"S", "script", "event-full", "l", "nest-libcall", "libname",
 		"no-randomize-addr", "W", "watch", "srcline", "loc-filter", "L",
 		"loc-filter-warning", "clock", "e", "estimate-return", "with-syms", "g", "agent",
 		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
@@ -682,7 +691,7 @@ static int unknown_option(const char *arg, int shopt)
 }
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
-       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY };
+       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NO_PLTBIND };
 
 int cmd_record(int argc, char **argv)
 {
@@ -707,6 +716,8 @@ int cmd_record(int argc, char **argv)
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		/* uftrace's --time, not an abbreviation of --time-filter */
 		{ "time", no_argument, NULL, OPT_UFTRACE_ONLY },
+		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -764,6 +775,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_MATCH:
 			fmt.match = optarg;
+			break;
+		case OPT_NO_LIBCALL:
+			fmt.no_libcall = true;
+			break;
+		case OPT_NO_PLTBIND:
+			fmt.no_pltbind = true;
 			break;
 		case OPT_HOOK:
 			kind = hook_from_name(optarg);

@@ -26,6 +26,8 @@
 enum mc_frame_kind {
 	MC_FRAME_HIJACK = 0, /* -pg / __fentry__: *parent_loc was replaced by mcount_return */
 	MC_FRAME_CYG = 1,    /* -finstrument-functions: parent_loc is the caller's stack pointer */
+	MC_FRAME_PLT = 2,    /* a call through the PLT (mcount_plt.c): as HIJACK, but its return
+			      * comes through mc_plt_return */
 };
 
 struct mc_frame {
@@ -122,15 +124,34 @@ static inline struct mc_fframe *mc_fframe_of(struct mc_thread *mt, uint32_t d)
 /* the bytes of the filter area of a thread, 0 without a filter */
 size_t mc_filter_area_size(void);
 
-/* trampolines (mcount_trampoline.S) */
+/* trampolines (mcount_trampoline.S, mcount_plt_tramp.S) */
 void mcount_return(void);
+void mc_plt_return(void);
+
+/* where a hijacked frame of this kind returns to */
+static inline uintptr_t mc_frame_tramp(uint32_t kind)
+{
+	return kind == MC_FRAME_PLT ? (uintptr_t)mc_plt_return : (uintptr_t)mcount_return;
+}
 
 /* complete hooks (mcount_hooks.c) */
 void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip);
 uintptr_t mcount_exit(uintptr_t *sp);
+/* the same for a frame of KIND (HIJACK or PLT): the real return address, and in *child_ip the
+ * address the frame was recorded at */
+uintptr_t mc_hijack_exit(uintptr_t *sp, uint32_t kind, uintptr_t *child_ip);
+/* Push a frame of KIND whose return address is at parent_loc, hijacked to its trampoline
+ * (PLT frames: hijacked even when the filters leave them out, as uftrace does). */
+void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind);
 
 /* Give exits to every frame below `sp` (longjmp target, catch frame), newest first. */
 void mc_unwind_to(struct rec_thread *t, uintptr_t sp);
+/* The same with no exit records (a longjmp to a setjmp traced through the PLT: uftrace's
+ * way, its replay closes them at the setjmp's second return); with a filter, as above. */
+void mc_unwind_quiet(struct rec_thread *t, uintptr_t sp);
+/* A longjmp landed at the return of a setjmp traced through the PLT (at depth d): frames
+ * below sp end quietly, the setjmp returns again (its exit record); the address to go to. */
+uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip);
 /* Put the real return addresses back (before the C++ unwinder or a forced unwind walks the
  * stack) / hijack them again for the frames that survived. */
 void mc_restore_returns(struct rec_thread *t);

@@ -311,20 +311,25 @@ static int mc_peek(uintptr_t addr, uintptr_t *out)
  * function). For a dead frame the write lands in unused stack, harmless, except where the
  * caller's own frames are now: slots in [busy_lo, busy_hi) are left alone.
  */
+#define MC_FORGET_BURY 1  /* keep it among the graves */
+#define MC_FORGET_QUIET 2 /* no exit record (uftrace's longjmp to a traced setjmp) */
 static void mc_forget_frame(struct rec_thread *t, struct mc_thread *mt, uintptr_t busy_lo,
-			    uintptr_t busy_hi, int bury)
+			    uintptr_t busy_hi, int how)
 {
 	struct mc_frame *f = &mt->rstack[mt->depth - 1];
 	uintptr_t loc = (uintptr_t)f->parent_loc, now;
 
-	if (f->kind == MC_FRAME_HIJACK && !f->restored) {
-		if (bury)
+	if (f->kind != MC_FRAME_CYG && !f->restored) {
+		if (how & MC_FORGET_BURY)
 			mc_bury(mt, f);
 		if ((loc < busy_lo || loc >= busy_hi) && mc_peek(loc, &now) &&
-		    now == (uintptr_t)mcount_return)
+		    now == mc_frame_tramp(f->kind))
 			*f->parent_loc = f->parent_ip;
 	}
-	mc_pop_frame(t, mt);
+	if ((how & MC_FORGET_QUIET) && !mc_fconf.active)
+		mt->depth--;
+	else
+		mc_pop_frame(t, mt);
 }
 
 /* A return through mcount_return that no live frame owns: a buried frame's (newest first),
@@ -350,6 +355,11 @@ __attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
 }
 
 void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
+{
+	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK);
+}
+
+void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind)
 {
 	struct rec_thread *t = rec_thread_get();
 	struct mc_thread *mt;
@@ -382,15 +392,16 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 		goto out;
 	}
 	/* a frame the filters leave out is not hijacked: no exit will come */
-	if (unlikely(mc_fconf.active) && !mc_filter_enter(t, mt, d, child_ip, 1))
+	if (unlikely(mc_fconf.active) &&
+	    !mc_filter_enter(t, mt, d, child_ip, kind != MC_FRAME_PLT))
 		goto out;
 	f = &mt->rstack[d];
 	f->parent_loc = parent_loc;
 	f->parent_ip = *parent_loc;
 	f->child_ip = child_ip;
-	f->kind = MC_FRAME_HIJACK;
+	f->kind = kind;
 	f->restored = 0;
-	*parent_loc = (uintptr_t)mcount_return;
+	*parent_loc = mc_frame_tramp(kind);
 	mt->depth = d + 1;
 	if (likely(!mc_fconf.active))
 		mc_record(t, UFTRACE_ENTRY, d, child_ip);
@@ -402,6 +413,11 @@ out:
 /* `sp` is the stack pointer mcount_return arrived with: the slot just consumed is sp - 1. */
 uintptr_t mcount_exit(uintptr_t *sp)
 {
+	return mc_hijack_exit(sp, MC_FRAME_HIJACK, NULL);
+}
+
+uintptr_t mc_hijack_exit(uintptr_t *sp, uint32_t kind, uintptr_t *child_ip)
+{
 	static const char no_stack[] = "flightrec: libmcount: a hijacked return has no shadow "
 				       "stack entry; aborting\n";
 	struct rec_thread *t = rec_self;
@@ -410,6 +426,8 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	uint32_t d;
 	uint8_t busy;
 
+	if (child_ip)
+		*child_ip = 0;
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
 		mc_fatal(no_stack, sizeof(no_stack) - 1);
 	mt = mc_thread_of(t);
@@ -419,7 +437,7 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	/* the frame this return belongs to: the newest with this slot (the fast path declined,
 	 * so it is not the top one, or the thread is busy) */
 	for (d = mt->depth; d-- > 0;)
-		if (mt->rstack[d].parent_loc == slot && mt->rstack[d].kind == MC_FRAME_HIJACK)
+		if (mt->rstack[d].parent_loc == slot && mt->rstack[d].kind == kind)
 			break;
 	if (unlikely(d == UINT32_MAX)) {
 		/* a frame forgotten while its stack was switched away, back now */
@@ -436,8 +454,10 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	 * frames are between this slot and a little below here. */
 	while (mt->depth > d + 1)
 		mc_forget_frame(t, mt, (uintptr_t)__builtin_frame_address(0) - 256, (uintptr_t)slot,
-				1);
+				MC_FORGET_BURY);
 	ret = mt->rstack[d].parent_ip;
+	if (child_ip)
+		*child_ip = mt->rstack[d].child_ip;
 	mt->depth = d;
 	if (unlikely(mc_fconf.active))
 		mc_filter_exit(t, mt, d, !busy);
@@ -607,7 +627,7 @@ __cyg_profile_func_exit(void *fn, void *call_site)
 	mc_cyg_exit_complete(fn);
 }
 
-void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
+static void mc_unwind(struct rec_thread *t, uintptr_t sp, int how)
 {
 	struct mc_thread *mt = mc_thread_of(t);
 	uint8_t busy = t->busy;
@@ -619,9 +639,38 @@ void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
 	 * alive there: their real return addresses go back). Ours and our callers' up to the
 	 * jump wrapper are within a little of here. */
 	while (mt->depth && (uintptr_t)mt->rstack[mt->depth - 1].parent_loc < sp)
-		mc_forget_frame(t, mt, here - 256, here + 512, 0);
+		mc_forget_frame(t, mt, here - 256, here + 512, how);
 	barrier();
 	t->busy = busy;
+}
+
+void mc_unwind_to(struct rec_thread *t, uintptr_t sp)
+{
+	mc_unwind(t, sp, 0);
+}
+
+void mc_unwind_quiet(struct rec_thread *t, uintptr_t sp)
+{
+	mc_unwind(t, sp, MC_FORGET_QUIET);
+}
+
+uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip)
+{
+	struct rec_thread *t = rec_self;
+	uint8_t busy;
+
+	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
+		return parent_ip;
+	mc_unwind_quiet(t, (uintptr_t)sp);
+	busy = t->busy;
+	t->busy = 1;
+	barrier();
+	/* (under a filter its depth in the trace is not known: no record) */
+	if (likely(!busy && !mc_fconf.active))
+		mc_record(t, UFTRACE_EXIT, d, child_ip);
+	barrier();
+	t->busy = busy;
+	return parent_ip;
 }
 
 void mc_restore_returns(struct rec_thread *t)
@@ -634,7 +683,7 @@ void mc_restore_returns(struct rec_thread *t)
 	 * (mc_unwinder_asks) costs O(1) after its first question. */
 	for (uint32_t i = mt->depth; i-- > 0;) {
 		struct mc_frame *f = &mt->rstack[i];
-		if (f->kind != MC_FRAME_HIJACK)
+		if (f->kind == MC_FRAME_CYG)
 			continue;
 		if (f->restored)
 			break;
@@ -671,7 +720,7 @@ int mc_returns_hijacked(struct rec_thread *t)
 
 	/* the newest -pg frame tells: restored frames are a bottom prefix */
 	for (uint32_t i = mt->depth; i-- > 0;)
-		if (mt->rstack[i].kind == MC_FRAME_HIJACK)
+		if (mt->rstack[i].kind != MC_FRAME_CYG)
 			return !mt->rstack[i].restored;
 	return 0;
 }
@@ -697,8 +746,8 @@ void mc_rehijack_returns(struct rec_thread *t)
 
 	for (uint32_t i = 0; i < mt->depth; i++) {
 		struct mc_frame *f = &mt->rstack[i];
-		if (f->kind == MC_FRAME_HIJACK && f->restored) {
-			*f->parent_loc = (uintptr_t)mcount_return;
+		if (f->kind != MC_FRAME_CYG && f->restored) {
+			*f->parent_loc = mc_frame_tramp(f->kind);
 			f->restored = 0;
 		}
 	}

@@ -7,6 +7,7 @@
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_plt.h"
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
@@ -70,6 +71,10 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 		       sizeof(struct mc_fthread) + (size_t)p->depth * sizeof(struct mc_fframe));
 }
 
+/* what a custom environment given to exec/posix_spawn gets back, so that the next image
+ * records as this one does (--no-libcall) */
+static const char *const mc_exec_env[] = { "FLIGHTREC_NO_LIBCALL", NULL };
+
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
  * the uftrace records by their sinks */
 static const struct rec_sink *const mc_formats[] = { &tfile_sink, &xray_sink,
@@ -89,6 +94,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.lost_per_hook = 2, /* entry hooks: the entry, and the exit of a frame not hijacked */
 	.thread_exit = mc_thread_exit,
 	.formats = mc_formats,
+	.exec_env = mc_exec_env,
 	.encoding = REC_ENC_UFTRACE,
 };
 
@@ -126,6 +132,10 @@ __attribute__((constructor)) static void mc_init(void)
 {
 	if (mc_exe_uses_hooks())
 		rec_session_ensure();
+	/* library calls: recorded for the uftrace format only (its .sym file names them) */
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
+	    rec_sess.sink == &uftrace_sink && !mc_tp_mode)
+		mc_plt_setup();
 }
 
 __attribute__((destructor)) static void mc_fini(void)

@@ -2,7 +2,8 @@
  * mcount_wrap: library functions libmcount interposes to keep the shadow stack and the
  * trace consistent with control flow that does not return normally.
  *
- *   longjmp family      frames between the jump and its target get their exits
+ *   longjmp family      frames between the jump and its target get their exits (none when
+ *                       the target is a setjmp traced through the PLT, as uftrace does)
  *   __cxa_throw/rethrow the real return addresses go back in place, so the unwinder can walk
  *                       the stack; __cxa_begin_catch gives exits to the unwound frames and
  *                       hijacks the survivors again
@@ -22,6 +23,7 @@
  * The real functions are found with dlsym(RTLD_NEXT) when first needed.
  */
 #include "libmcount/internal.h"
+#include "libmcount/mcount_plt.h"
 #include "librecord/rec_util.h"
 #include "formats/uftrace/sink_uftrace.h"
 
@@ -69,7 +71,14 @@ static uintptr_t mc_jmpbuf_sp(const void *env)
 static void mc_before_jump(const void *env)
 {
 	struct rec_thread *t = mc_self();
-	if (t)
+
+	if (!t)
+		return;
+	/* to a setjmp traced through the PLT: the skipped frames end as uftrace ends them, with
+	 * no exit record (mcount_plt.c), else each gets its exit now */
+	if (mc_plt_setjmp_known(env))
+		mc_unwind_quiet(t, mc_jmpbuf_sp(env));
+	else
 		mc_unwind_to(t, mc_jmpbuf_sp(env));
 }
 
@@ -153,6 +162,7 @@ MC_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 {
 	struct rec_thread *t = mc_self();
 	MC_REAL(mc_real_pthread_exit, "pthread_exit");
+	mc_plt_fix_pending(); /* the next pthread_exit through the PLT is traced too */
 	if (t)
 		mc_exit_all(t);
 	mc_real_pthread_exit(ret);

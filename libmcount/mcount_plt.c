@@ -1,0 +1,386 @@
+/*
+ * mcount_plt: library calls through the PLT, recorded as uftrace records them (on by default;
+ * FLIGHTREC_NO_LIBCALL=1 or `flightrec record --no-libcall` turns it off).
+ *
+ * How (uftrace 0.13's way, libmcount/plthook.c): for the program's PLT (and a dlopen'ed
+ * module's, mcount_wrap.c), GOT[2], the lazy resolver's slot that PLT0 jumps through, becomes
+ * mc_plt_hooker (mcount_plt_tramp.S), and every GOT[3+i] that is resolved already (BIND_NOW, -z
+ * now, LD_BIND_NOW, or a call made before us) is saved in resolved[i] and pointed back at its PLT
+ * stub (`push $i; jmp PLT0`), so that every call through the PLT reaches the hooker with the
+ * module id (GOT[1]) and i pushed. mc_plt_entry records the entry at the PLT entry's address
+ * (named by the 'P' lines of the .sym file, uftrace_sym.c), pushes a MC_FRAME_PLT frame on the
+ * shadow stack and hijacks the return address (mcount_hooks.c, the -pg hooks' own stack), and
+ * the hooker jumps to resolved[i], or, not known yet, to the real resolver with both pushes in
+ * place. That resolver writes GOT[3+i]; at the return (mc_plt_exit) the value is saved and the
+ * slot pointed at the stub again, so the next call comes through us.
+ *
+ * Invariants and bars:
+ *  - the hooker and mc_plt_return keep every argument and return register: the C code here is
+ *    compiled -mgeneral-regs-only (no SSE/x87 use), and the trampolines save the integer ones;
+ *  - no lock, no atomic RMW, no malloc, no call into the program: resolved[] and the GOT slots
+ *    are written with plain stores by whichever thread returns first; two threads racing on a
+ *    first call write the same values, and a call that finds resolved[i] still 0 goes through
+ *    the real resolver, which is always right;
+ *  - a GOT in RELRO (-z now) is written only at setup, under a temporary mprotect: every slot
+ *    is resolved then, so the return path never writes it;
+ *  - calls that are not traced (uftrace's list: our own hooks, __libc_start_main, the C++
+ *    unwinding entry points; and vfork: its child returns through the parent's slot) jump
+ *    through without a frame: their GOT slot keeps the resolved address after the first call;
+ *  - setjmp (uftrace's way, which its replay expects): traced, so the jmp_buf keeps the
+ *    hijacked return (mc_plt_return); the call is remembered per thread (mc_plt_jmps: the
+ *    jmp_buf, slot, depth). A longjmp to that jmp_buf (mcount_wrap.c) ends the frames it skips
+ *    with no exit record, and lands in mc_plt_return with no frame for the slot: the setjmp
+ *    "returns again" (an exit record at its depth, mc_setjmp_return);
+ *  - a call sent to the resolver that never returns (longjmp, pthread_exit) cannot re-point
+ *    its slot at its return: the thread remembers it (mc_plt_pending) and re-points it at its
+ *    next PLT entry or exit, a longjmp landing, or in the pthread_exit wrapper, so that the
+ *    next call of that function is traced too (uftrace: update_pltgot at the longjmp's return,
+ *    its own resolution of pthread_exit and exec* at entry);
+ *  - LD_BIND_NOT (--no-pltbind): the resolver never writes the GOT; every call resolves again.
+ */
+#define REC_HOOK_FPSAFE 1
+#include "libmcount/internal.h"
+#include "libmcount/mcount_plt.h"
+#include "librecord/rec_elf.h"
+#include "librecord/rec_util.h"
+
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MC_PLT_MODS 64
+
+struct mc_plt_mod {
+	uintptr_t id;	    /* GOT[1]: what PLT0 pushes */
+	uintptr_t *got;	    /* DT_PLTGOT */
+	uintptr_t first;    /* the address reloc 0 is recorded at */
+	uintptr_t stub0;    /* GOT[3] before resolution */
+	uintptr_t resolver; /* GOT[2] as the loader set it (0 with BIND_NOW) */
+	uint32_t nrel;
+	uintptr_t *resolved; /* nrel entries: the real target, 0 while unknown */
+	uint8_t *flags;	     /* nrel entries: MC_PLT_* */
+};
+#define MC_PLT_SKIP   1 /* not traced */
+#define MC_PLT_SETJMP 2 /* the setjmp family */
+
+/* the thread's setjmp calls traced (a ring, newest replaces the oldest or its own jmp_buf) */
+#define MC_PLT_JMPS 8
+struct mc_plt_jmp {
+	uintptr_t env, *slot, parent_ip, child_ip;
+	uint32_t depth;
+};
+static __thread struct mc_plt_jmp mc_plt_jmps[MC_PLT_JMPS];
+static __thread uint32_t mc_plt_njmps;
+/* the traced call this thread last sent to the resolver, its slot not re-pointed yet */
+static __thread struct mc_plt_mod *mc_plt_pend_mod;
+static __thread uint32_t mc_plt_pend_idx;
+
+static struct mc_plt_mod mc_plt_mods[MC_PLT_MODS];
+static uint32_t mc_plt_nmods;
+/* a resolver for a module whose own GOT[2] was 0 (BIND_NOW) */
+static uintptr_t mc_plt_any_resolver;
+
+void mc_plt_hooker(void);
+
+/* the functions whose calls are not traced, or traced with care (see the top): MC_PLT_* */
+static int mc_plt_special(const char *name)
+{
+	static const char *const names[] = {
+		"mcount",
+		"_mcount",
+		"__fentry__",
+		"__cyg_profile_func_enter",
+		"__cyg_profile_func_exit",
+		"_mcleanup",
+		"__libc_start_main",
+		"__cxa_throw",
+		"__cxa_rethrow",
+		"__cxa_begin_catch",
+		"__cxa_end_catch",
+		"__cxa_finalize",
+		"__gxx_personality_v0",
+		"_Unwind_Resume",
+		"vfork",
+	};
+	static const char *const setjmps[] = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return MC_PLT_SKIP;
+	for (size_t i = 0; i < sizeof(setjmps) / sizeof(setjmps[0]); i++)
+		if (!strcmp(name, setjmps[i]))
+			return MC_PLT_SETJMP;
+	return 0;
+}
+
+/* a setjmp(env) traced, its frame the thread's newest: remembered for a longjmp to env */
+static void mc_plt_setjmp(uintptr_t env, uintptr_t *slot)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	struct mc_frame *f;
+	struct mc_plt_jmp *j = NULL;
+
+	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+		return;
+	mt = mc_thread_of(t);
+	if (!mt->depth)
+		return;
+	f = &mt->rstack[mt->depth - 1];
+	if (f->parent_loc != slot || f->kind != MC_FRAME_PLT)
+		return; /* not hijacked (busy, too deep) */
+	for (uint32_t i = 0; i < MC_PLT_JMPS && !j; i++)
+		if (mc_plt_jmps[i].env == env)
+			j = &mc_plt_jmps[i];
+	if (!j)
+		j = &mc_plt_jmps[mc_plt_njmps++ % MC_PLT_JMPS];
+	*j = (struct mc_plt_jmp){.env = env,
+				 .slot = slot,
+				 .parent_ip = f->parent_ip,
+				 .child_ip = f->child_ip,
+				 .depth = mt->depth - 1};
+}
+
+int mc_plt_setjmp_known(const void *env)
+{
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
+		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot)
+			return 1;
+	return 0;
+}
+
+/* A return at sp with no frame of ours on top for its slot, to a slot a traced setjmp
+ * returned through: a longjmp landing. Its setjmp call, or NULL. */
+static struct mc_plt_jmp *mc_plt_landing(uintptr_t *sp)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+	struct mc_frame *f;
+
+	if (!mc_plt_njmps || (uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+		return NULL;
+	mt = mc_thread_of(t);
+	if (mt->depth) {
+		f = &mt->rstack[mt->depth - 1];
+		if (f->parent_loc == sp - 1 && f->kind == MC_FRAME_PLT)
+			return NULL; /* an ordinary return (the setjmp's first one among them) */
+	}
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
+		if (mc_plt_jmps[i].slot == sp - 1)
+			return &mc_plt_jmps[i];
+	return NULL;
+}
+
+/* GOT[3+k] of m leads to the hooker again, the resolver's result kept */
+static void mc_plt_repoint(struct mc_plt_mod *m, uintptr_t k)
+{
+	uintptr_t stub = m->stub0 + 16 * k, now = m->got[3 + k];
+
+	if (now != stub) {
+		m->resolved[k] = now;
+		m->got[3 + k] = stub;
+	}
+}
+
+void mc_plt_fix_pending(void)
+{
+	struct mc_plt_mod *m = mc_plt_pend_mod;
+
+	if (m) {
+		mc_plt_pend_mod = NULL;
+		mc_plt_repoint(m, mc_plt_pend_idx);
+	}
+}
+
+static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
+{
+	uint32_t n = __atomic_load_n(&mc_plt_nmods, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (mc_plt_mods[i].id == id)
+			return &mc_plt_mods[i];
+	return NULL;
+}
+
+/*
+ * The hooker's C half: ret_loc is the caller's return-address slot, idx the reloc index, id
+ * the module's GOT[1]. Returns where to jump with the two pushes dropped, or 0: jump to
+ * *resolver with them in place (the real resolver).
+ */
+uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
+		       uintptr_t arg1)
+{
+	struct mc_plt_mod *m = mc_plt_by_id(id);
+	uintptr_t target;
+	int saved;
+
+	*resolver = m && m->resolver ? m->resolver : mc_plt_any_resolver;
+	if (unlikely(!m || idx >= m->nrel))
+		return 0;
+	if (unlikely(mc_plt_pend_mod))
+		mc_plt_fix_pending();
+	target = m->resolved[idx];
+	if (m->flags[idx] & MC_PLT_SKIP)
+		return target;
+	if (unlikely(!target)) {
+		mc_plt_pend_mod = m;
+		mc_plt_pend_idx = (uint32_t)idx;
+	}
+	saved = errno;
+	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT);
+	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
+		mc_plt_setjmp(arg1, ret_loc);
+	errno = saved;
+	return target;
+}
+
+/* mc_plt_return's C half: sp as it arrived. Returns the real return address. */
+uintptr_t mc_plt_exit(uintptr_t *sp)
+{
+	struct mc_plt_jmp *j = mc_plt_landing(sp);
+	uintptr_t ip, ret;
+	uint32_t n;
+	int saved = errno;
+
+	if (unlikely(mc_plt_pend_mod))
+		mc_plt_fix_pending();
+	if (unlikely(j)) {
+		ret = mc_setjmp_return(sp, j->depth, j->parent_ip, j->child_ip);
+		errno = saved;
+		return ret;
+	}
+	ret = mc_hijack_exit(sp, MC_FRAME_PLT, &ip);
+	/* the resolver ran for this call: its result is kept, the slot leads to us again */
+	n = __atomic_load_n(&mc_plt_nmods, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; ip && i < n; i++) {
+		struct mc_plt_mod *m = &mc_plt_mods[i];
+		uintptr_t k = (ip - m->first) / 16;
+
+		if (ip < m->first || k >= m->nrel)
+			continue;
+		mc_plt_repoint(m, k);
+		break;
+	}
+	errno = saved;
+	return ret;
+}
+
+/* the load bias and dynamic section of the module whose link map is lm */
+static uintptr_t *mc_plt_pltgot(const ElfW(Dyn) * dyn)
+{
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++)
+		if (dyn->d_tag == DT_PLTGOT)
+			return (uintptr_t *)dyn->d_un.d_ptr;
+	return NULL;
+}
+
+/*
+ * Hook the PLT of the module at bias `base` whose file is `path`, program headers phdr[phnum]
+ * and dynamic section dyn. Slow path (constructor, dlopen). 0, or -1 (nothing changed).
+ */
+static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr, size_t phnum,
+		       const ElfW(Dyn) * dyn)
+{
+	struct rec_elf_map em;
+	struct rec_elf_plt plt;
+	struct mc_plt_mod *m;
+	uintptr_t relro = 0, relro_end = 0, *got = mc_plt_pltgot(dyn);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes;
+	void *mem;
+	int ret = -1;
+
+	if (!got || mc_plt_nmods >= MC_PLT_MODS || rec_elf_map_open(path, &em) < 0)
+		return -1;
+	if (rec_elf_plt(&em, &plt) < 0)
+		goto out;
+	bytes = plt.nrel * (sizeof(uintptr_t) + 1);
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		goto out;
+	m = &mc_plt_mods[mc_plt_nmods];
+	*m = (struct mc_plt_mod){.got = got,
+				 .first = base + plt.first,
+				 .stub0 = base + plt.stub0,
+				 .nrel = (uint32_t)plt.nrel,
+				 .resolved = mem,
+				 .flags = (uint8_t *)mem + plt.nrel * sizeof(uintptr_t),
+				 .resolver = got[2],
+				 .id = got[1]};
+	for (size_t i = 0; i < phnum; i++) {
+		if (phdr[i].p_type == PT_GNU_RELRO) {
+			relro = (base + phdr[i].p_vaddr) & ~(page - 1);
+			relro_end = base + phdr[i].p_vaddr + phdr[i].p_memsz;
+		}
+	}
+	/* -z now: the GOT is read-only by now; writable while we set it */
+	if (relro && mprotect((void *)relro, relro_end - relro, PROT_READ | PROT_WRITE) < 0) {
+		munmap(mem, bytes);
+		goto out;
+	}
+	if (!m->id) {
+		/* BIND_NOW leaves GOT[1] 0: an id of our own for the hooker to find us by */
+		m->id = (uintptr_t)m;
+		got[1] = m->id;
+	}
+	if (m->resolver && !mc_plt_any_resolver)
+		mc_plt_any_resolver = m->resolver;
+	for (size_t i = 0; i < plt.nrel; i++) {
+		const char *name = rec_elf_plt_name(&em, &plt, i);
+		uintptr_t stub = m->stub0 + 16 * i;
+
+		m->flags[i] = (uint8_t)(*name ? mc_plt_special(name) : MC_PLT_SKIP);
+		if (m->flags[i] & MC_PLT_SKIP) {
+			/* not ours (an IRELATIVE slot) or not traced: the slot as it is */
+			if (got[3 + i] != stub)
+				m->resolved[i] = got[3 + i];
+			continue;
+		}
+		if (got[3 + i] != stub) {
+			m->resolved[i] = got[3 + i];
+			got[3 + i] = stub;
+		}
+	}
+	/* published before any call can reach the hooker through it */
+	__atomic_store_n(&mc_plt_nmods, mc_plt_nmods + 1, __ATOMIC_RELEASE);
+	got[2] = (uintptr_t)mc_plt_hooker;
+	if (relro)
+		mprotect((void *)relro, relro_end - relro, PROT_READ);
+	ret = 0;
+out:
+	rec_elf_map_close(&em);
+	return ret;
+}
+
+static int mc_plt_exe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	/* the first object is the program; its dynamic section is found through its phdrs */
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+			const ElfW(Dyn) *dyn =
+				(const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			if (mc_plt_hook("/proc/self/exe", info->dlpi_addr, info->dlpi_phdr,
+					info->dlpi_phnum, dyn) < 0)
+				rec_debug("libmcount: the program's PLT is not hooked");
+			break;
+		}
+	}
+	return 1;
+}
+
+static int mc_plt_enabled(void)
+{
+	const char *v = rec_getenv("FLIGHTREC_NO_LIBCALL");
+
+	return !(v && *v && strcmp(v, "0"));
+}
+
+void mc_plt_setup(void)
+{
+	if (!mc_plt_enabled())
+		return;
+	dl_iterate_phdr(mc_plt_exe, NULL);
+}

@@ -1,0 +1,26 @@
+/*
+ * mcount_plt: library calls through the program's PLT (mcount_plt.c). Set up once, from
+ * libmcount's constructor, after the session started.
+ */
+#ifndef MCOUNT_PLT_H
+#define MCOUNT_PLT_H
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/* Hook the program's PLT, unless FLIGHTREC_NO_LIBCALL says not to. */
+void mc_plt_setup(void);
+/* the trampolines' C halves (mcount_plt_tramp.S) */
+uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
+		       uintptr_t arg1);
+uintptr_t mc_plt_exit(uintptr_t *sp);
+/* re-point the slot of a call this thread sent to the resolver and that did not return
+ * (pthread_exit: before the thread ends) */
+void mc_plt_fix_pending(void);
+/* a setjmp(env) of this thread was traced through the PLT: a longjmp to env is uftrace's */
+int mc_plt_setjmp_known(const void *env);
+
+#pragma GCC visibility pop
+
+#endif

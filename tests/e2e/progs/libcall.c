@@ -1,0 +1,86 @@
+/*
+ * libcall: calls through the PLT (malloc, memset, snprintf with a double in a vector register,
+ * strlen, free, getpid, printf, atof's double return, a thread), for the libcall/ cases:
+ * `uftrace replay` of our recording must equal that of uftrace's own (library calls on).
+ * Argument "exit": main ends in exit(3) under two of its own frames (a call that never
+ * returns: its frames stay open in both traces). Argument "longjmp": a longjmp two frames
+ * deep back to a setjmp (uftrace shows the setjmp returning again), then more calls.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+FN int lc_fill(int n)
+{
+	char *p = malloc((size_t)n);
+	int r;
+
+	memset(p, 0, (size_t)n);
+	snprintf(p, (size_t)n, "%d %.1f", n, 1.5 * n);
+	r = (int)strlen(p);
+	free(p);
+	return r;
+}
+
+FN void lc_quit(int code)
+{
+	getpid();
+	exit(code);
+}
+
+FN void lc_deep(int code)
+{
+	lc_quit(code);
+}
+
+static jmp_buf lc_env;
+
+FN void lc_jump(int v)
+{
+	getpid();
+	longjmp(lc_env, v);
+}
+
+FN void lc_jump_deep(int v)
+{
+	lc_jump(v);
+}
+
+FN int lc_after(int v)
+{
+	return v + (int)strlen("after");
+}
+
+FN void *lc_thread(void *arg)
+{
+	lc_fill(24);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	int s = 0;
+
+	for (int i = 0; i < 2; i++)
+		s += lc_fill(16 + i);
+	/* the thread runs alone: its lines do not interleave with main's */
+	pthread_create(&t, NULL, lc_thread, NULL);
+	pthread_join(t, NULL);
+	printf("%d %.2f\n", s, atof("2.5"));
+	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "exit"))
+		lc_deep(3);
+	if (argc > 1 && !strcmp(argv[1], "longjmp")) {
+		if (setjmp(lc_env) == 0)
+			lc_jump_deep(7);
+		else
+			printf("%d\n", lc_after(s));
+	}
+	return 0;
+}
