@@ -64,7 +64,8 @@ static const char usage[] =
 	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--format=FORMAT]\n"
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
-	"                        [-t TIME] [--match=regex|glob] [--no-libcall] [--no-pltbind]\n"
+	"                        [-t TIME] [--match=regex|glob] [--no-libcall] [--nest-libcall]\n"
+	"                        [--no-pltbind]\n"
 	"                        [--] PROG [ARGS...]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
 	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
@@ -105,6 +106,8 @@ static const char usage[] =
 	"Library calls (mcount hook, uftrace format): every call the program makes through its\n"
 	"PLT is recorded, as uftrace records it, unless:\n"
 	"  --no-libcall    do not record library calls (FLIGHTREC_NO_LIBCALL=1)\n"
+	"  --nest-libcall  also the calls the libraries make through their own PLTs, but those\n"
+	"                  of libc, libm, libgcc_s, libpthread, libdl (FLIGHTREC_NEST_LIBCALL=1)\n"
 	"  --no-pltbind    do not let the dynamic loader bind PLT slots (LD_BIND_NOT=1)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
@@ -239,6 +242,7 @@ struct record_fmt {
 	const char *max_stack;  /* --max-stack */
 	bool disable;           /* --disable */
 	bool no_libcall;        /* --no-libcall */
+	bool nest_libcall;      /* --nest-libcall */
 	bool no_pltbind;        /* --no-pltbind */
 };
 
@@ -259,6 +263,7 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->max_stack && setenv("FLIGHTREC_MAX_STACK", f->max_stack, 1) < 0) ||
 	    (f->disable && setenv("FLIGHTREC_DISABLED", "1", 1) < 0) ||
 	    (f->no_libcall && setenv("FLIGHTREC_NO_LIBCALL", "1", 1) < 0) ||
+	    (f->nest_libcall && setenv("FLIGHTREC_NEST_LIBCALL", "1", 1) < 0) ||
 	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
@@ -666,7 +671,7 @@ static int unknown_option(const char *arg, int shopt)
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
-		"S", "script", "event-full", "l", "nest-libcall", "libname",
+		"S", "script", "event-full", "l", "libname",
 		"no-randomize-addr", "W", "watch", "srcline", "loc-filter", "L",
 		"loc-filter-warning", "clock", "e", "estimate-return", "with-syms", "g", "agent",
 		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
@@ -691,7 +696,8 @@ static int unknown_option(const char *arg, int shopt)
 }
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
-       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NO_PLTBIND };
+       OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
+       OPT_NO_PLTBIND };
 
 int cmd_record(int argc, char **argv)
 {
@@ -717,6 +723,7 @@ int cmd_record(int argc, char **argv)
 		/* uftrace's --time, not an abbreviation of --time-filter */
 		{ "time", no_argument, NULL, OPT_UFTRACE_ONLY },
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -778,6 +785,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_LIBCALL:
 			fmt.no_libcall = true;
+			break;
+		case OPT_NEST_LIBCALL:
+			fmt.nest_libcall = true;
 			break;
 		case OPT_NO_PLTBIND:
 			fmt.no_pltbind = true;

@@ -72,8 +72,9 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 }
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
- * records as this one does (--no-libcall) */
-static const char *const mc_exec_env[] = { "FLIGHTREC_NO_LIBCALL", NULL };
+ * records as this one does (--no-libcall, --nest-libcall) */
+static const char *const mc_exec_env[] = { "FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL",
+					   NULL };
 
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
  * the uftrace records by their sinks */

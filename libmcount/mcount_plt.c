@@ -1,6 +1,9 @@
 /*
  * mcount_plt: library calls through the PLT, recorded as uftrace records them (on by default;
- * FLIGHTREC_NO_LIBCALL=1 or `flightrec record --no-libcall` turns it off).
+ * FLIGHTREC_NO_LIBCALL=1 or `flightrec record --no-libcall` turns it off). The program's PLT;
+ * with FLIGHTREC_NEST_LIBCALL=1 (--nest-libcall) also those of the libraries loaded at
+ * start-up, but the base ones (uftrace's list: libc, libm, libgcc_s, libpthread, libdl, the
+ * loader, the vDSO, and us).
  *
  * How (uftrace 0.13's way, libmcount/plthook.c): for the program's PLT (and a dlopen'ed
  * module's, mcount_wrap.c), GOT[2], the lazy resolver's slot that PLT0 jumps through, becomes
@@ -353,34 +356,61 @@ out:
 	return ret;
 }
 
-static int mc_plt_exe(struct dl_phdr_info *info, size_t size, void *arg)
+/* a variable set to anything but "" or "0" */
+static int mc_plt_env(const char *name)
 {
+	const char *v = rec_getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+/* the libraries --nest-libcall leaves alone (uftrace's list: its own runtime and the base
+ * system libraries), by the start of their file name; compared by hand, not with fnmatch,
+ * which may call the program's malloc */
+static int mc_plt_base_lib(const char *path)
+{
+	static const char *const libs[] = { "libmcount", "libc.so.", "libc-2.", "libm.so.",
+					    "libm-2.", "libgcc_s.so.", "libpthread.so.",
+					    "libpthread-2.", "linux-vdso.so.", "linux-gate.so.",
+					    "ld-linux", "libdl.so.", "libdl-2." };
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return 1;
+	return 0;
+}
+
+/* the program (the first object), and with --nest-libcall (arg) every library loaded now
+ * but the base ones; a module's dynamic section is found through its phdrs */
+static int mc_plt_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int *first = arg, exe = *first;
+	const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
+
 	(void)size;
-	(void)arg;
-	/* the first object is the program; its dynamic section is found through its phdrs */
+	*first = 0;
+	if (!exe && (!path || !*path || mc_plt_base_lib(path)))
+		return 0;
 	for (size_t i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
 			const ElfW(Dyn) *dyn =
 				(const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-			if (mc_plt_hook("/proc/self/exe", info->dlpi_addr, info->dlpi_phdr,
-					info->dlpi_phnum, dyn) < 0)
-				rec_debug("libmcount: the program's PLT is not hooked");
+			if (mc_plt_hook(path, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+					dyn) < 0)
+				rec_debug("libmcount: the PLT of %s is not hooked", path);
 			break;
 		}
 	}
-	return 1;
-}
-
-static int mc_plt_enabled(void)
-{
-	const char *v = rec_getenv("FLIGHTREC_NO_LIBCALL");
-
-	return !(v && *v && strcmp(v, "0"));
+	return exe && !mc_plt_env("FLIGHTREC_NEST_LIBCALL");
 }
 
 void mc_plt_setup(void)
 {
-	if (!mc_plt_enabled())
+	int first = 1;
+
+	if (mc_plt_env("FLIGHTREC_NO_LIBCALL"))
 		return;
-	dl_iterate_phdr(mc_plt_exe, NULL);
+	dl_iterate_phdr(mc_plt_module, &first);
 }

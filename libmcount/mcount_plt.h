@@ -9,7 +9,8 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Hook the program's PLT, unless FLIGHTREC_NO_LIBCALL says not to. */
+/* Hook the program's PLT (and the libraries' with FLIGHTREC_NEST_LIBCALL), unless
+ * FLIGHTREC_NO_LIBCALL says not to. */
 void mc_plt_setup(void);
 /* the trampolines' C halves (mcount_plt_tramp.S) */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,

@@ -5,6 +5,8 @@
  * Argument "exit": main ends in exit(3) under two of its own frames (a call that never
  * returns: its frames stay open in both traces). Argument "longjmp": a longjmp two frames
  * deep back to a setjmp (uftrace shows the setjmp returning again), then more calls.
+ * Built with -DLC_NEST (the libcall/nest cases), it also calls liblcnest.so's lc_lib_work,
+ * whose own library calls only --nest-libcall records.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -37,6 +39,10 @@ FN void lc_deep(int code)
 {
 	lc_quit(code);
 }
+
+#ifdef LC_NEST
+int lc_lib_work(int n);
+#endif
 
 static jmp_buf lc_env;
 
@@ -72,6 +78,9 @@ int main(int argc, char **argv)
 	/* the thread runs alone: its lines do not interleave with main's */
 	pthread_create(&t, NULL, lc_thread, NULL);
 	pthread_join(t, NULL);
+#ifdef LC_NEST
+	s += lc_lib_work(s);
+#endif
 	printf("%d %.2f\n", s, atof("2.5"));
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "exit"))
