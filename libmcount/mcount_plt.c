@@ -5,16 +5,16 @@
  * start-up, but the base ones (uftrace's list: libc, libm, libgcc_s, libpthread, libdl, the
  * loader, the vDSO, and us).
  *
- * How (uftrace 0.13's way, libmcount/plthook.c): for the program's PLT (and a dlopen'ed
- * module's, mcount_wrap.c), GOT[2], the lazy resolver's slot that PLT0 jumps through, becomes
- * mc_plt_hooker (mcount_plt_tramp.S), and every GOT[3+i] that is resolved already (BIND_NOW, -z
- * now, LD_BIND_NOW, or a call made before us) is saved in resolved[i] and pointed back at its PLT
- * stub (`push $i; jmp PLT0`), so that every call through the PLT reaches the hooker with the
- * module id (GOT[1]) and i pushed. mc_plt_entry records the entry at the PLT entry's address
- * (named by the 'P' lines of the .sym file, uftrace_sym.c), pushes a MC_FRAME_PLT frame on the
- * shadow stack and hijacks the return address (mcount_hooks.c, the -pg hooks' own stack), and
- * the hooker jumps to resolved[i], or, not known yet, to the real resolver with both pushes in
- * place. That resolver writes GOT[3+i]; at the return (mc_plt_exit) the value is saved and the
+ * How (uftrace 0.13's way, libmcount/plthook.c): for each hooked PLT (at most MC_PLT_MODS
+ * modules, set up once from the constructor), GOT[2], the lazy resolver's slot that PLT0
+ * jumps through, becomes mc_plt_hooker (mcount_plt_tramp.S), and every GOT[3+i] that is
+ * resolved already (BIND_NOW, -z now, LD_BIND_NOW, or a call made before us) is saved in
+ * resolved[i] and pointed back at its PLT stub (`push $i; jmp PLT0`), so that every call
+ * through the PLT reaches the hooker with the module id (GOT[1]) and i pushed. mc_plt_entry
+ * records the entry at the PLT entry's address (named by the 'P' lines of the .sym file,
+ * uftrace_sym.c), pushes a MC_FRAME_PLT frame on the shadow stack and hijacks the return
+ * address (mcount_hooks.c, the -pg hooks' own stack), and the hooker jumps to resolved[i], or,
+ * not known yet, to the real resolver with both pushes in place. That resolver writes GOT[3+i]; at the return (mc_plt_exit) the value is saved and the
  * slot pointed at the stub again, so the next call comes through us.
  *
  * Invariants and bars:
@@ -35,7 +35,7 @@
  *    with no exit record, and lands in mc_plt_return with no frame for the slot: the setjmp
  *    "returns again" (an exit record at its depth, mc_setjmp_return);
  *  - a call sent to the resolver that never returns (longjmp, pthread_exit) cannot re-point
- *    its slot at its return: the thread remembers it (mc_plt_pending) and re-points it at its
+ *    its slot at its return: the thread remembers it (mc_plt_pend_*) and re-points it at its
  *    next PLT entry or exit, a longjmp landing, or in the pthread_exit wrapper, so that the
  *    next call of that function is traced too (uftrace: update_pltgot at the longjmp's return,
  *    its own resolution of pthread_exit and exec* at entry);
@@ -369,10 +369,11 @@ static int mc_plt_env(const char *name)
  * which may call the program's malloc */
 static int mc_plt_base_lib(const char *path)
 {
-	static const char *const libs[] = { "libmcount", "libc.so.", "libc-2.", "libm.so.",
-					    "libm-2.", "libgcc_s.so.", "libpthread.so.",
-					    "libpthread-2.", "linux-vdso.so.", "linux-gate.so.",
-					    "ld-linux", "libdl.so.", "libdl-2." };
+	static const char *const libs[] = {"libmcount",	     "libc.so.",      "libc-2.",
+					   "libm.so.",	     "libm-2.",	      "libgcc_s.so.",
+					   "libpthread.so.", "libpthread-2.", "linux-vdso.so.",
+					   "linux-gate.so.", "ld-linux",      "libdl.so.",
+					   "libdl-2."};
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
