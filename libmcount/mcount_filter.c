@@ -11,6 +11,7 @@
  * Session start only: no malloc (the table grows with rec_mem_grow), no stdio.
  */
 #include "libmcount/mcount_filter.h"
+#include "librecord/rec_elf.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 
@@ -1052,6 +1053,38 @@ int mc_demangle_simple(const char *full, char *out, size_t len)
 
 typedef char *(*mc_cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
+/*
+ * The program's PLT entries, by the names uftrace gives them ('P' lines of the .sym file): the
+ * library calls libmcount records (mcount_plt.c) are entered at those addresses, and uftrace
+ * filters them by name as it does functions (-F puts, -N malloc, -T puts@depth=1). The range of
+ * a sizeless symbol before the PLT (_init) is cut at the first entry by mc_ftable_finish.
+ */
+static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all)
+{
+	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
+		const struct rec_module *m = rec_symtab_module_at(k);
+		struct rec_elf_map em;
+		struct rec_elf_plt plt;
+		int ret = 0;
+
+		if (!m->is_exe || !m->path[0] || rec_elf_map_open(m->path, &em) < 0)
+			continue;
+		if (rec_elf_plt(&em, &plt) == 0) {
+			for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
+				const char *name = rec_elf_plt_name(&em, &plt, i);
+				uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+
+				if (*name)
+					ret = mc_ftable_add_sym(t, s, name, (int)k, lo, lo + 16, 16, all);
+			}
+		}
+		rec_elf_map_close(&em);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 {
 	/* C++ names are matched demangled, as uftrace's "simple" demangler gives them: the
@@ -1109,6 +1142,8 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 		}
 	}
 	free(dbuf);
+	if (mc_resolve_plt(t, s, all) < 0)
+		return -1;
 	mc_ftable_finish(t);
 	return 0;
 }

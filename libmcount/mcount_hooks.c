@@ -105,15 +105,16 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 	}
 }
 
-/* recover: the -pg frames below d get their real return addresses while d runs (uftrace's
- * mcount_rstack_restore at its entry, mcount_rstack_reset at its exit) */
+/* recover: the hijacked frames below d (-pg and library calls) get their real return
+ * addresses while d runs (uftrace's mcount_rstack_restore at its entry, mcount_rstack_reset at
+ * its exit) */
 static void mc_recover(struct mc_thread *mt, uint32_t d, int back)
 {
 	for (uint32_t i = 0; i < d; i++) {
 		struct mc_frame *f = &mt->rstack[i];
-		if (f->kind != MC_FRAME_HIJACK || f->restored == (uint32_t)back)
+		if (f->kind == MC_FRAME_CYG || f->restored == (uint32_t)back)
 			continue;
-		*f->parent_loc = back ? f->parent_ip : (uintptr_t)mcount_return;
+		*f->parent_loc = back ? f->parent_ip : mc_frame_tramp(f->kind);
 		f->restored = (uint32_t)back;
 	}
 }
