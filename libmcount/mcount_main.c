@@ -72,9 +72,14 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 }
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
- * records as this one does (--no-libcall, --nest-libcall) */
-static const char *const mc_exec_env[] = { "FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL",
-					   NULL };
+ * records as this one does: --no-libcall, --nest-libcall, and the record-time filters and
+ * triggers (uftrace's libmcount hands its UFTRACE_* variables on the same way) */
+static const char *const mc_exec_env[] = {
+	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
+	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",
+	"FLIGHTREC_SIGNAL", "FLIGHTREC_MIN_SIZE", "FLIGHTREC_MAX_STACK", "FLIGHTREC_DISABLED",
+	NULL
+};
 
 /* the formats besides uftrace (FLIGHTREC_FORMAT): tracepoints; the others are written from
  * the uftrace records by their sinks */

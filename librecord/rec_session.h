@@ -76,7 +76,7 @@ struct rec_frontend {
 	 * cookie); exec_failed undoes it when the exec fails */
 	int (*exec_keep)(void);
 	void (*exec_failed)(int cookie);
-	/* optional: variables (up to 4, NULL-terminated) a custom exec environment gets back with
+	/* optional: variables (up to 16, NULL-terminated) a custom exec environment gets back with
 	 * their start-up values, besides LD_PRELOAD and FLIGHTREC_DIR; exec_env_off: none */
 	const char *const *exec_env;
 	int exec_env_off;

@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #define REC_WRAP_EXPORT __attribute__((visibility("default")))
-#define REC_WRAP_ENV_MAX 4 /* front-end variables carried through exec (rec_frontend) */
+#define REC_WRAP_ENV_MAX 16 /* front-end variables carried through exec (rec_frontend) */
 
 extern char **environ;
 
