@@ -126,7 +126,8 @@ size_t mc_filter_area_size(void);
 void mcount_return(void);
 
 /* complete hooks (mcount_hooks.c) */
-void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip);
+/* regs: what SAVE_ARGS saved (mcount_args.h), for -A */
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *regs);
 uintptr_t mcount_exit(uintptr_t *sp);
 
 /* Give exits to every frame below `sp` (longjmp target, catch frame), newest first. */

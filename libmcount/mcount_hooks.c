@@ -26,6 +26,7 @@
 
 #include "libmcount/mcount_asm.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_args.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -89,8 +90,11 @@ static void mc_fthread_init(struct mc_fthread *fs)
 
 /* Frame d is written (-t, a caller filter, a trace_off or finish trigger): first the entries of
  * the recorded frames under it that are not (from the newest written one up; never those
- * entered while tracing was off), then its own (uftrace's record_trace_data) */
-static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d)
+ * entered while tracing was off), then its own (uftrace's record_trace_data). regs, stack:
+ * what frame d's entry hook saw (mcount_entry), so that its entry is written with its
+ * arguments (-A); NULL from an exit. */
+static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d,
+			    const uintptr_t *regs, const uintptr_t *stack)
 {
 	uint32_t i = d;
 
@@ -100,7 +104,12 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 		struct mc_fframe *ff = mc_fframe_of(mt, i);
 		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN | MC_FF_DISABLED))
 			continue;
-		mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip, ff->start);
+		/* -A: with its arguments if it has a spec (held entries have none) */
+		if (!(mc_args_on && i == d && regs &&
+		      mcount_args_capture(t, ff->rec_depth, mt->rstack[i].child_ip, ff->start, regs,
+					  stack)))
+			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip,
+				     ff->start);
 		ff->flags |= MC_FF_WRITTEN;
 	}
 }
@@ -128,7 +137,7 @@ static void mc_recover(struct mc_thread *mt, uint32_t d, int back)
  * tracing off) for its exit or a descendant to write.
  */
 static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t d, uintptr_t ip,
-			   int skip_ok)
+			   int skip_ok, const uintptr_t *regs, const uintptr_t *stack)
 {
 	struct mc_fthread *fs = mc_fthread_of(mt);
 	struct mc_fframe *ff = mc_fframe_of(mt, d);
@@ -187,7 +196,7 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	ff->start = MC_CLOCK();
 	if (unlikely(trf & MC_TR_FINISH)) {
 		/* what is held is written, this entry too; then nothing more */
-		mc_filter_flush(t, mt, d);
+		mc_filter_flush(t, mt, d, regs, stack);
 		mc_finished = 1;
 		return 1;
 	}
@@ -197,11 +206,11 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	if (!mc_tracing_on) {
 		ff->flags |= MC_FF_DISABLED;
 		if (fs->enable_cached)
-			mc_filter_flush(t, mt, d); /* the held entries below, not its own */
+			mc_filter_flush(t, mt, d, NULL, NULL); /* the held entries below, not its own */
 	} else if (!fs->time && !mc_fconf.table.has_caller) {
 		/* written now (uftrace writes it at its exit or a descendant's, all the same
 		 * without a time filter); with the entries held below it (time=0 under -t) */
-		mc_filter_flush(t, mt, d);
+		mc_filter_flush(t, mt, d, regs, stack);
 	}
 	if ((trf & MC_TR_RECOVER) && skip_ok) {
 		mc_recover(mt, d, 1);
@@ -220,7 +229,8 @@ out:
 /* Frame d (just taken off the shadow stack) ends: the filter state it changed goes back, and
  * its exit is written if it is recorded (write 0: it cannot be now, counted lost); uftrace's
  * mcount_exit_filter_record. */
-static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write)
+static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write,
+			   const uintptr_t *rv)
 {
 	struct mc_fthread *fs = mc_fthread_of(mt);
 	struct mc_fframe *ff = mc_fframe_of(mt, d);
@@ -253,8 +263,10 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 		    (mc_fconf.table.has_caller && !(ff->flags & MC_FF_CALLER)))
 			return;
 	}
-	mc_filter_flush(t, mt, d);
-	mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
+	mc_filter_flush(t, mt, d, NULL, NULL);
+	/* -R: with its return value if it has a spec and returned (rv) */
+	if (!(mc_args_on && rv && mc_args_exit(t, ff->rec_depth, mt->rstack[d].child_ip, now, rv)))
+		mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
 }
 
 size_t mc_filter_area_size(void)
@@ -270,7 +282,7 @@ static void mc_pop_frame(struct rec_thread *t, struct mc_thread *mt)
 	uint32_t d = --mt->depth;
 
 	if (unlikely(mc_fconf.active))
-		mc_filter_exit(t, mt, d, 1);
+		mc_filter_exit(t, mt, d, 1, NULL);
 	else
 		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 }
@@ -349,7 +361,7 @@ __attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
 	abort();
 }
 
-void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *regs)
 {
 	struct rec_thread *t = rec_thread_get();
 	struct mc_thread *mt;
@@ -382,7 +394,7 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
 		goto out;
 	}
 	/* a frame the filters leave out is not hijacked: no exit will come */
-	if (unlikely(mc_fconf.active) && !mc_filter_enter(t, mt, d, child_ip, 1))
+	if (unlikely(mc_fconf.active) && !mc_filter_enter(t, mt, d, child_ip, 1, regs, parent_loc))
 		goto out;
 	f = &mt->rstack[d];
 	f->parent_loc = parent_loc;
@@ -440,7 +452,7 @@ uintptr_t mcount_exit(uintptr_t *sp)
 	ret = mt->rstack[d].parent_ip;
 	mt->depth = d;
 	if (unlikely(mc_fconf.active))
-		mc_filter_exit(t, mt, d, !busy);
+		mc_filter_exit(t, mt, d, !busy, sp - 1); /* mcount_return pushed rax there */
 	else if (likely(!busy))
 		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 	else
@@ -482,7 +494,8 @@ __attribute__((noinline)) static void mc_cyg_enter_complete(void *fn, uintptr_t 
 	f->restored = 0;
 	mt->depth = d + 1;
 	if (unlikely(mc_fconf.active))
-		mc_filter_enter(t, mt, d, (uintptr_t)fn, 0); /* its exit hook comes anyway */
+		/* its exit hook comes anyway; no arguments (uftrace 0.13 has none either) */
+		mc_filter_enter(t, mt, d, (uintptr_t)fn, 0, NULL, NULL);
 	else
 		mc_record(t, UFTRACE_ENTRY, d, (uintptr_t)fn);
 out:
@@ -716,7 +729,7 @@ void mc_exit_all(struct rec_thread *t)
 	    mc_tracing_on && !(mc_fframe_of(mt, mt->depth - 1)->flags & MC_FF_NORECORD)) {
 		t->busy = 1;
 		barrier();
-		mc_filter_flush(t, mt, mt->depth - 1);
+		mc_filter_flush(t, mt, mt->depth - 1, NULL, NULL);
 		barrier();
 		t->busy = 0;
 	}

@@ -7,6 +7,7 @@
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_args.h"
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
@@ -36,7 +37,7 @@ static void mc_configured(const struct rec_config *cfg)
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
 {
-	if (mc_filter_setup(why, len) < 0)
+	if (mc_filter_setup(why, len) < 0 || mc_args_setup(why, len) < 0)
 		return -1;
 	if (mc_fconf.active && mc_tp_mode) {
 		rec_snprintf(why, len, "the filters and triggers (FLIGHTREC_FILTER, _TRIGGER, "

@@ -435,6 +435,13 @@ static void uftrace_finish(struct rec_session *s)
 	d.date = time(NULL);
 	d.elapsed_ns = now - s->start_ns;
 	d.max_stack = s->cfg.max_stack;
+	/* libmcount's -A/-R (mcount_args.c), as uftrace record saves them */
+	d.argspec = rec_getenv("FLIGHTREC_ARGUMENT");
+	d.retspec = rec_getenv("FLIGHTREC_RETVAL");
+	d.argspec = d.argspec && *d.argspec ? d.argspec : NULL;
+	d.retspec = d.retspec && *d.retspec ? d.retspec : NULL;
+	d.pattern_type = rec_getenv("FLIGHTREC_MATCH");
+	d.pattern_type = d.pattern_type && *d.pattern_type ? d.pattern_type : NULL;
 	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
 	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);

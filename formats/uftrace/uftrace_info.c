@@ -162,6 +162,16 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	uint16_t hsize = UFTRACE_HEADER_SIZE;
 	char date[64];
 	int fd, bad, saved;
+	int nspec = (d->argspec != NULL) + (d->retspec != NULL);
+
+	/* -A/-R: the spec strings uftrace's readers lay the payloads out by, and how their
+	 * patterns match (uftrace 0.13's fill_arg_spec and fill_pattern_type) */
+	if (d->argspec)
+		feat |= UFTRACE_FEAT_ARGUMENT;
+	if (d->retspec)
+		feat |= UFTRACE_FEAT_RETVAL;
+	if (nspec)
+		info |= UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, UFTRACE_MAGIC, 8);
@@ -180,11 +190,20 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	for (int i = 0; i < d->ntids; i++)
 		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);
 	ubuf_add(&b, "\n");
+	if (nspec) {
+		ubuf_add(&b, "argspec:lines=%d\n", nspec);
+		if (d->argspec)
+			ubuf_add(&b, "argspec:%s\n", d->argspec);
+		if (d->retspec)
+			ubuf_add(&b, "retspec:%s\n", d->retspec);
+	}
 	/* in UTC: the local zone is read from its file with stdio the first time (rec_util.h) */
 	rec_ctime_utc((long long)d->date, date);
 	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
 		 (unsigned long long)(d->elapsed_ns / 1000000000ull),
 		 (unsigned long long)(d->elapsed_ns % 1000000000ull));
+	if (nspec)
+		ubuf_add(&b, "pattern_type:%s\n", d->pattern_type ? d->pattern_type : "regex");
 	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
 	if (b.failed) {
 		rec_mem_free(b.p);

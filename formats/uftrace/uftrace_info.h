@@ -23,6 +23,9 @@ struct uftrace_info_desc {
 	time_t date;          /* record_date */
 	uint64_t elapsed_ns;  /* elapsed_time */
 	unsigned max_stack;   /* the header's max_stack (clamped to 65535) */
+	const char *argspec;  /* -A (FLIGHTREC_ARGUMENT) as given, NULL: none */
+	const char *retspec;  /* -R (FLIGHTREC_RETVAL) */
+	const char *pattern_type; /* "regex" or "glob": how those patterns match */
 };
 
 /* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */
