@@ -49,6 +49,7 @@ static inline uint64_t uftrace_record_word(unsigned type, unsigned depth, uint64
 #define UFTRACE_INFO_EXE_NAME (1u << 0)
 #define UFTRACE_INFO_EXIT_STATUS (1u << 2)
 #define UFTRACE_INFO_CMDLINE (1u << 3)
+#define UFTRACE_INFO_CPUINFO (1u << 4)
 #define UFTRACE_INFO_TASKINFO (1u << 7)
 #define UFTRACE_INFO_ARG_SPEC (1u << 10)
 #define UFTRACE_INFO_RECORD_DATE (1u << 11)

@@ -149,6 +149,27 @@ static void uftrace_info_cmdline(struct ubuf *b, const char *s, size_t n)
 	ubuf_add(b, "\n");
 }
 
+/* cpuinfo, as uftrace writes it: its readers take the architecture from the description,
+ * which register names in argspecs (%rdi, %xmm0) need */
+static void uftrace_info_cpuinfo(struct ubuf *b)
+{
+	char buf[8192], *p, *e;
+	ssize_t n = 0;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "model name\t: ");
+	p = p ? p + 13 : NULL;
+	e = p ? strchr(p, '\n') : NULL;
+	ubuf_add(b, "cpuinfo:lines=2\ncpuinfo:nr_cpus=%ld / %ld (online/possible)\n",
+		 sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF));
+	ubuf_add(b, "cpuinfo:desc=%.*s\n", p && e ? (int)(e - p) : 6, p && e ? p : "x86_64");
+}
+
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
 {
 	struct ubuf b = { 0 };
@@ -171,7 +192,7 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	if (d->retspec)
 		feat |= UFTRACE_FEAT_RETVAL;
 	if (nspec)
-		info |= UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;
+		info |= UFTRACE_INFO_CPUINFO | UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, UFTRACE_MAGIC, 8);
@@ -186,6 +207,8 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	ubuf_add(&b, "exename:%s\n", d->exename);
 	uftrace_info_cmdline(&b, d->cmdline ? d->cmdline : d->exename,
 			     d->cmdline ? d->cmdline_len : strlen(d->exename));
+	if (nspec)
+		uftrace_info_cpuinfo(&b);
 	ubuf_add(&b, "taskinfo:lines=2\ntaskinfo:nr_tid=%d\ntaskinfo:tids=", d->ntids);
 	for (int i = 0; i < d->ntids; i++)
 		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);

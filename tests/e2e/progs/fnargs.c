@@ -1,5 +1,5 @@
 /*
- * args: functions whose arguments and return values the -A/-R cases record (tests/e2e/run
+ * fnargs: functions whose arguments and return values the -A/-R cases record (tests/e2e/run
  * ArgsCases): integers of each size, chars, strings (a null one, an unreadable one, a long
  * one), floats and doubles, a long double, arguments past the sixth (on the stack), a
  * variadic function. Everything is noinline and its result is used, so -O2 keeps each call
@@ -92,6 +92,6 @@ int main(void)
 	r += ar_many(1, 2, 3, 4, 5, 6, 7, 8);
 	r += ar_vsum(3, 10, 20, 30);
 	r += ar_char('a');
-	printf("args: %ld\n", r);
+	printf("fnargs: %ld\n", r);
 	return 0;
 }
