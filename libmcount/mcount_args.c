@@ -22,6 +22,7 @@
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 
+#include <link.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -33,6 +34,14 @@ static struct mc_argspec_set mc_aset;  /* large: not on the stack */
 static struct mc_ftable mc_atable;     /* range mode = index in mc_alists + 1 */
 static struct mc_arglist *mc_alists;   /* rec_mem_grow'n */
 static size_t mc_nalists, mc_calists;
+
+/* The readable PT_LOAD segments of the executable, taken at the start: they stay mapped as
+ * long as the process lives (a program that unmaps its own image is not supported). */
+#define MC_SEGS 16
+static struct {
+	uintptr_t lo, hi;
+} mc_segs[MC_SEGS];
+static unsigned mc_nsegs;
 
 #define MC_STR_MAX 98 /* uftrace's ARG_STR_MAX: longer strings end with "..." there */
 #define MC_ALIGN4(n) (((n) + 3u) & ~3u)
@@ -88,6 +97,22 @@ static int mc_atable_add(uintptr_t lo, uintptr_t hi, long list)
 					 .seq = (uint32_t)t->n };
 	t->n++;
 	return 0;
+}
+
+/* dl_iterate_phdr: the executable is the first object */
+static int mc_exe_segs(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	for (unsigned i = 0; i < info->dlpi_phnum && mc_nsegs < MC_SEGS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || !ph->p_memsz)
+			continue;
+		mc_segs[mc_nsegs].lo = info->dlpi_addr + ph->p_vaddr;
+		mc_segs[mc_nsegs].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		mc_nsegs++;
+	}
+	return 1; /* the first one only */
 }
 
 static int mc_args_resolve(void)
@@ -163,6 +188,8 @@ int mc_args_setup(char *why, size_t len)
 		return -1;
 	}
 	if (mc_atable.n) {
+		mc_nsegs = 0;
+		dl_iterate_phdr(mc_exe_segs, NULL);
 		mc_args_on = 1;
 		mc_fconf.active = 1; /* every call through the complete hooks, which ask here */
 	}
@@ -171,10 +198,35 @@ int mc_args_setup(char *why, size_t len)
 
 /* ---- the hook side: no libc from here on ---- */
 
-/* Copy up to LEN bytes at SRC into DST, never faulting: process_vm_readv on this thread (a
- * tid names its process there), the remote range split at the page boundary so that a
- * readable first page comes back even when the next one is not. Returns the bytes read. */
-static size_t mc_safe_read(pid_t tid, void *dst, uintptr_t src, size_t len)
+/* Where the program's memory is read from: this thread (process_vm_readv takes a tid) and a
+ * window of its live stack, from our own frame up to the end of the page that holds the
+ * hooked function's return-address slot (mapped: the hook is running on it). */
+struct mc_rd {
+	pid_t tid;
+	uintptr_t lo, hi;
+};
+
+/* Is [src, src + 1) known readable without asking the kernel? The bytes up to the end of that
+ * range in *end. */
+static int mc_known(const struct mc_rd *rd, uintptr_t src, uintptr_t *end)
+{
+	if (src >= rd->lo && src < rd->hi) {
+		*end = rd->hi;
+		return 1;
+	}
+	for (unsigned i = 0; i < mc_nsegs; i++) {
+		if (src >= mc_segs[i].lo && src < mc_segs[i].hi) {
+			*end = mc_segs[i].hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* process_vm_readv on this thread, the remote range split at the page boundary so that a
+ * readable first page comes back even when the next one is not. On this kind of machine a
+ * system call costs microseconds: only for memory mc_known cannot vouch for. */
+static size_t mc_read_syscall(pid_t tid, void *dst, uintptr_t src, size_t len)
 {
 	uintptr_t page_end = (src | 4095) + 1;
 	size_t first = page_end - src < len ? page_end - src : len;
@@ -182,8 +234,6 @@ static size_t mc_safe_read(pid_t tid, void *dst, uintptr_t src, size_t len)
 	struct iovec remote[2] = { { (void *)src, first }, { (void *)page_end, len - first } };
 	long ret;
 
-	if (!src || src + len < src)
-		return 0;
 	/* the raw system call: errno stays the program's, and no libc code runs */
 	__asm__ __volatile__("mov %5, %%r10\n\t"
 			     "mov %6, %%r8\n\t"
@@ -194,6 +244,31 @@ static size_t mc_safe_read(pid_t tid, void *dst, uintptr_t src, size_t len)
 			       "d"(1L), "r"((long)remote), "r"(len > first ? 2L : 1L), "r"(0L)
 			     : "rcx", "r11", "r10", "r8", "r9", "memory");
 	return ret > 0 ? (size_t)ret : 0;
+}
+
+/* Copy up to LEN bytes at SRC into DST, never faulting; with NUL, stop after a zero byte.
+ * Returns the bytes copied (fewer than LEN: the rest is unreadable, or NUL stopped it). */
+static size_t mc_safe_read(const struct mc_rd *rd, void *dst, uintptr_t src, size_t len, int nul)
+{
+	uint8_t *d = dst;
+	size_t done = 0;
+	uintptr_t end;
+
+	if (!src || src + len < src)
+		return 0;
+	if (mc_known(rd, src, &end)) {
+		size_t n = end - src < len ? end - src : len;
+		const volatile uint8_t *p = (const uint8_t *)src;
+
+		for (; done < n; done++) {
+			d[done] = p[done];
+			if (nul && !d[done])
+				return done + 1;
+		}
+		if (done == len)
+			return done;
+	}
+	return done + mc_read_syscall(rd->tid, d + done, src + done, len - done);
 }
 
 static void mc_bzero(uint8_t *p, size_t n)
@@ -222,7 +297,7 @@ static unsigned mc_fmt_ptr(char *out, uintptr_t v)
 }
 
 /* A string value at DST (u16 length, bytes): returns the bytes it takes, rounded up to 4 */
-static unsigned mc_put_string(pid_t tid, uint8_t *dst, uintptr_t str)
+static unsigned mc_put_string(const struct mc_rd *rd, uint8_t *dst, uintptr_t str)
 {
 	char *s = (char *)dst + 2;
 	unsigned len = 0;
@@ -232,7 +307,7 @@ static unsigned mc_put_string(pid_t tid, uint8_t *dst, uintptr_t str)
 		s[0] = 'N', s[1] = 'U', s[2] = 'L', s[3] = 'L';
 		len = 4;
 	} else {
-		got = mc_safe_read(tid, s, str, MC_STR_MAX + 1);
+		got = mc_safe_read(rd, s, str, MC_STR_MAX + 1, 1);
 		if (!got) {
 			len = mc_fmt_ptr(s, str);
 		} else {
@@ -254,13 +329,13 @@ static unsigned mc_put_string(pid_t tid, uint8_t *dst, uintptr_t str)
 }
 
 /* std::string (libstdc++): {char *data; size_t length; ...}; uftrace reads it like /s */
-static unsigned mc_put_std_string(pid_t tid, uint8_t *dst, uintptr_t obj)
+static unsigned mc_put_std_string(const struct mc_rd *rd, uint8_t *dst, uintptr_t obj)
 {
 	uintptr_t data;
 
-	if (obj && mc_safe_read(tid, &data, obj, sizeof(data)) == sizeof(data))
-		return mc_put_string(tid, dst, data);
-	return mc_put_string(tid, dst, obj);
+	if (obj && mc_safe_read(rd, &data, obj, sizeof(data), 0) == sizeof(data))
+		return mc_put_string(rd, dst, data);
+	return mc_put_string(rd, dst, obj);
 }
 
 static void mc_put_word(uint8_t *dst, const void *src, unsigned n)
@@ -280,7 +355,8 @@ static uintptr_t mc_int_reg(const uintptr_t *regs, unsigned r)
 }
 
 /* One argument into DST; returns the bytes it takes */
-static unsigned mc_put_arg(pid_t tid, uint8_t *dst, const struct mc_arg *a, const uintptr_t *regs,
+static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc_arg *a,
+			   const uintptr_t *regs,
 			   const uintptr_t *stack, const uint64_t *xmm)
 {
 	uint8_t val[16];
@@ -316,12 +392,12 @@ static unsigned mc_put_arg(pid_t tid, uint8_t *dst, const struct mc_arg *a, cons
 		v = mc_int_reg(regs, (unsigned)reg);
 		mc_put_word(val, &v, sizeof(v));
 	} else if (ofs >= 1 && ofs <= 100) {
-		if (mc_safe_read(tid, val, (uintptr_t)(stack + ofs), size) != size)
+		if (mc_safe_read(rd, val, (uintptr_t)(stack + ofs), size, 0) != size)
 			mc_bzero(val, sizeof(val));
 	}
 	if (a->fmt == 's' || a->fmt == 'S') {
 		mc_put_word((uint8_t *)&v, val, sizeof(v));
-		return a->fmt == 's' ? mc_put_string(tid, dst, v) : mc_put_std_string(tid, dst, v);
+		return a->fmt == 's' ? mc_put_string(rd, dst, v) : mc_put_std_string(rd, dst, v);
 	}
 	mc_put_word(dst, val, size);
 	return size;
@@ -375,10 +451,12 @@ static int mc_args_write_entry(struct rec_thread *t, const struct mc_arglist *l,
 {
 	uint8_t buf[MC_PAYLOAD_MAX];
 	unsigned n = 0;
+	struct mc_rd rd = { t->tid, (uintptr_t)__builtin_frame_address(0),
+			    ((uintptr_t)stack | 4095) + 1 };
 
 	for (unsigned i = 0; i < l->n; i++)
 		if (l->a[i].idx != 0)
-			n += mc_put_arg(t->tid, buf + n, &l->a[i], regs, stack, xmm);
+			n += mc_put_arg(&rd, buf + n, &l->a[i], regs, stack, xmm);
 	return mc_write(t, UFTRACE_ENTRY, depth, ip, time, buf, n);
 }
 
@@ -419,6 +497,8 @@ int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t ti
 	uint64_t xmm0;
 	uint8_t st0[16];
 	unsigned n = 0;
+	struct mc_rd rd = { t->tid, (uintptr_t)__builtin_frame_address(0),
+			    ((uintptr_t)rv | 4095) + 1 };
 
 	__asm__ __volatile__("movsd %%xmm0, %0" : "=m"(xmm0));
 	l = mc_alist_of(ip);
@@ -444,8 +524,8 @@ int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t ti
 		if (a->fmt == 's' || a->fmt == 'S') {
 			uintptr_t v;
 			mc_put_word((uint8_t *)&v, val, sizeof(v));
-			n += a->fmt == 's' ? mc_put_string(t->tid, buf + n, v) :
-					     mc_put_std_string(t->tid, buf + n, v);
+			n += a->fmt == 's' ? mc_put_string(&rd, buf + n, v) :
+					     mc_put_std_string(&rd, buf + n, v);
 		} else {
 			mc_put_word(buf + n, val, size);
 			n += size;

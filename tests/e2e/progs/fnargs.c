@@ -1,9 +1,9 @@
 /*
  * fnargs: functions whose arguments and return values the -A/-R cases record (tests/e2e/run
  * ArgsCases): integers of each size, chars, strings (a null one, an unreadable one, a long
- * one), floats and doubles, a long double, arguments past the sixth (on the stack), a
- * variadic function. Everything is noinline and its result is used, so -O2 keeps each call
- * with its arguments in the ABI's places.
+ * one; in the executable, on the stack, on the heap), floats and doubles, a long double,
+ * arguments past the sixth (on the stack), a variadic function. Everything is noinline and
+ * its result is used, so -O2 keeps each call with its arguments in the ABI's places.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +78,8 @@ int main(void)
 {
 	static const char longstr[] = "0123456789012345678901234567890123456789012345678901234567890"
 				      "123456789012345678901234567890123456789";
+	char local[16] = "on the stack";
+	char *heap = strdup("on the heap");
 	long r = 0;
 
 	r += ar_int2(7, -42);
@@ -86,12 +88,15 @@ int main(void)
 	r += ar_str(NULL, 4);
 	r += ar_str((const char *)8, 0); /* unreadable: only its address is recorded */
 	r += ar_str(longstr, 5);
+	r += ar_str(local, 6);	/* in main's frame: read directly (the live stack) */
+	r += ar_str(heap, 7);	/* on the heap: read through the kernel */
 	r += (long)strlen(ar_name(1));
 	r += (long)ar_float(1.5f, 2.25);
 	r += (long)ar_ldouble(3.5L);
 	r += ar_many(1, 2, 3, 4, 5, 6, 7, 8);
 	r += ar_vsum(3, 10, 20, 30);
 	r += ar_char('a');
+	free(heap);
 	printf("fnargs: %ld\n", r);
 	return 0;
 }
