@@ -251,3 +251,66 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	}
 	return 0;
 }
+
+int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
+			   const char *pattern_type)
+{
+	struct ubuf b = { 0 };
+	int fd, bad, saved;
+
+	if (!argspec && !retspec)
+		return 0;
+	/* one line each, as in info; a line not there is a spec not given */
+	if (argspec)
+		ubuf_add(&b, "argspec:%s\n", argspec);
+	if (retspec)
+		ubuf_add(&b, "retspec:%s\n", retspec);
+	if (pattern_type)
+		ubuf_add(&b, "pattern_type:%s\n", pattern_type);
+	if (b.failed) {
+		rec_mem_free(b.p);
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = rec_open_write(ringdirfd, UFTRACE_SPEC_FILE, O_TRUNC);
+	if (fd < 0) {
+		rec_mem_free(b.p);
+		return -1;
+	}
+	bad = rec_write_all(fd, b.p, b.len) < 0;
+	saved = errno;
+	close(fd);
+	rec_mem_free(b.p);
+	errno = saved;
+	return bad ? -1 : 0;
+}
+
+void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace_info_desc *d)
+{
+	int fd = openat(ringdirfd, UFTRACE_SPEC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+	char *p, *e;
+
+	if (fd < 0 || len == 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (p = buf; *p; p = e) {
+		e = strchr(p, '\n');
+		if (!e)
+			break; /* a cut line: not trusted */
+		*e++ = '\0';
+		if (!strncmp(p, "argspec:", 8))
+			d->argspec = p + 8;
+		else if (!strncmp(p, "retspec:", 8))
+			d->retspec = p + 8;
+		else if (!strncmp(p, "pattern_type:", 13))
+			d->pattern_type = p + 13;
+	}
+}

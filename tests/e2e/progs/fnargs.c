@@ -2,9 +2,11 @@
  * fnargs: functions whose arguments and return values the -A/-R cases record (tests/e2e/run
  * ArgsCases): integers of each size, chars, strings (a null one, an unreadable one, a long
  * one; in the executable, on the stack, on the heap), floats and doubles, a long double,
- * arguments past the sixth (on the stack), a variadic function. Everything is noinline and
+ * arguments past the sixth (on the stack), a variadic function; `fnargs kill` ends with
+ * SIGKILL (its trace is salvaged). Everything is noinline and
  * its result is used, so -O2 keeps each call with its arguments in the ABI's places.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,7 +76,7 @@ NI char ar_char(char c)
 	return (char)(c + 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char longstr[] = "0123456789012345678901234567890123456789012345678901234567890"
 				      "123456789012345678901234567890123456789";
@@ -98,5 +100,10 @@ int main(void)
 	r += ar_char('a');
 	free(heap);
 	printf("fnargs: %ld\n", r);
+	if (argc > 1 && !strcmp(argv[1], "kill")) {
+		/* killed with frames open and records in the rings: salvage's case */
+		fflush(stdout);
+		raise(SIGKILL);
+	}
 	return 0;
 }
