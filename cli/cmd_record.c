@@ -657,9 +657,9 @@ static int check_filters(const struct record_fmt *f)
 		if (f->retval && mc_argspec_parse(&set, f->retval, MC_AR_RET, glob, err,
 						  sizeof(err)) < 0)
 			return cli_usage_error(usage, "record: --retval: %s", err);
-		if (f->format && !strcmp(f->format, "tfile"))
-			return cli_usage_error(usage, "record: -A/-R do not apply to tracepoints "
-					       "(--format=tfile)");
+		if (f->format && strcmp(f->format, "uftrace"))
+			return cli_usage_error(usage, "record: -A/-R are recorded in the uftrace "
+					       "format only, not --format=%s", f->format);
 	}
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
