@@ -30,9 +30,9 @@
 
 uint32_t mc_args_on;
 
-static struct mc_argspec_set mc_aset;  /* large: not on the stack */
-static struct mc_ftable mc_atable;     /* range mode = index in mc_alists + 1 */
-static struct mc_arglist *mc_alists;   /* rec_mem_grow'n */
+static struct mc_argspec_set mc_aset; /* large: not on the stack */
+static struct mc_ftable mc_atable;    /* range mode = index in mc_alists + 1 */
+static struct mc_arglist *mc_alists;  /* rec_mem_grow'n */
 static size_t mc_nalists, mc_calists;
 
 /* The readable PT_LOAD segments of the executable, taken at the start: they stay mapped as
@@ -356,8 +356,7 @@ static uintptr_t mc_int_reg(const uintptr_t *regs, unsigned r)
 
 /* One argument into DST; returns the bytes it takes */
 static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc_arg *a,
-			   const uintptr_t *regs,
-			   const uintptr_t *stack, const uint64_t *xmm)
+			   const uintptr_t *regs, const uintptr_t *stack, const uint64_t *xmm)
 {
 	uint8_t val[16];
 	unsigned size = MC_ALIGN4(a->size);

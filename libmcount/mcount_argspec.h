@@ -44,8 +44,8 @@ struct mc_arg {
 	int16_t stack_ofs; /* MC_AT_STACK */
 };
 
-#define MC_ARGS_MAX 16	    /* items per entry and per function */
-#define MC_ARGRULES_MAX 32  /* entries of -A and -R together */
+#define MC_ARGS_MAX 16	   /* items per entry and per function */
+#define MC_ARGRULES_MAX 32 /* entries of -A and -R together */
 #define MC_ARG_MODULE_LEN 64
 
 enum { MC_AR_ARG = 1, MC_AR_RET = 2 };
@@ -84,9 +84,10 @@ int mc_argspec_parse(struct mc_argspec_set *s, const char *list, int kind, int g
 /* Does the module at PATH take entries naming MODULE? (its file name starts with it) */
 int mc_argspec_module_is(const char *path, const char *module);
 
-/* The merged items for function NAME of the module at PATH (first_match: this module is the
- * first loaded whose name fits, uftrace's find_map_by_name, for each rule's module). OUT->n
- * is 0 when nothing applies. */
+/* The merged items for function NAME of the module at PATH. MODULE_OK[i]: rule i's module is
+ * this one (the first loaded whose file name starts with it, uftrace's find_map_by_name); a
+ * rule naming a module applies nowhere else (NULL: to none). OUT->n is 0 when nothing
+ * applies. */
 void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char *name,
 		    const uint8_t *module_ok, struct mc_arglist *out);
 
