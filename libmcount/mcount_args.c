@@ -15,6 +15,7 @@
  */
 #define REC_HOOK_FPSAFE 1 /* the slow paths of librecord save the vector registers */
 #include "libmcount/mcount_args.h"
+#include "libmcount/internal.h"
 #include "libmcount/mcount_argspec.h"
 #include "libmcount/mcount_filter.h"
 #include "formats/uftrace/uftrace_format.h"
@@ -26,6 +27,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 uint32_t mc_args_on;
@@ -457,6 +459,72 @@ static int mc_args_write_entry(struct rec_thread *t, const struct mc_arglist *l,
 		if (l->a[i].idx != 0)
 			n += mc_put_arg(&rd, buf + n, &l->a[i], regs, stack, xmm);
 	return mc_write(t, UFTRACE_ENTRY, depth, ip, time, buf, n);
+}
+
+/* -t: per frame, the function and its payload (u16 length, bytes); slot 0 of a frame whose
+ * payload did not fit or that has no spec holds ip 0 */
+#define MC_HELD_SLOT 512
+struct mc_held {
+	uintptr_t ip;
+	uint32_t len;
+	uint8_t payload[MC_HELD_SLOT - sizeof(uintptr_t) - sizeof(uint32_t)];
+};
+static __thread struct mc_held *mc_held __attribute__((tls_model("initial-exec")));
+static __thread size_t mc_held_n __attribute__((tls_model("initial-exec")));
+
+void mc_args_hold(struct rec_thread *t, unsigned d, uintptr_t ip, const uintptr_t *regs,
+		  const uintptr_t *stack)
+{
+	const struct mc_arglist *l;
+	uint8_t buf[MC_PAYLOAD_MAX];
+	struct mc_rd rd = { t->tid, (uintptr_t)__builtin_frame_address(0),
+			    ((uintptr_t)stack | 4095) + 1 };
+	uint64_t xmm[8];
+	unsigned n = 0;
+
+	mc_read_xmm(xmm);
+	l = mc_alist_of(ip);
+	if (!mc_held && l && l->nargs) {
+		/* once per thread, like the shadow stack's graves (mcount_hooks.c) */
+		size_t bytes = (size_t)mc_max_stack * sizeof(struct mc_held);
+		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (p == MAP_FAILED)
+			return;
+		mc_held = p;
+		mc_held_n = mc_max_stack;
+	}
+	if (!mc_held || d >= mc_held_n)
+		return;
+	mc_held[d].ip = 0;
+	if (!l || !l->nargs)
+		return;
+	for (unsigned i = 0; i < l->n; i++)
+		if (l->a[i].idx != 0)
+			n += mc_put_arg(&rd, buf + n, &l->a[i], regs, stack, xmm);
+	if (n > sizeof(mc_held[d].payload))
+		return; /* too big to keep: the entry goes without it */
+	mc_put_word(mc_held[d].payload, buf, n);
+	mc_held[d].len = n;
+	mc_held[d].ip = ip;
+}
+
+int mc_args_write_held(struct rec_thread *t, unsigned d, unsigned depth, uintptr_t ip,
+		       uint64_t time)
+{
+	if (!mc_held || d >= mc_held_n || mc_held[d].ip != ip)
+		return 0;
+	mc_held[d].ip = 0;
+	return mc_write(t, UFTRACE_ENTRY, depth, ip, time, mc_held[d].payload, mc_held[d].len);
+}
+
+void mc_args_thread_exit(void)
+{
+	if (mc_held) {
+		munmap(mc_held, mc_held_n * sizeof(struct mc_held));
+		mc_held = NULL;
+		mc_held_n = 0;
+	}
 }
 
 int mc_args_entry(struct rec_thread *t, unsigned depth, uintptr_t ip, const uintptr_t *regs,

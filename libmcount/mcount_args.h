@@ -60,6 +60,20 @@ int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t ti
 		 const uintptr_t *rv);
 
 /*
+ * -t holds a frame's entry until its exit decides: the arguments are kept with it, in slot
+ * D (the shadow-stack index) of a per-thread area mapped at the thread's first held entry
+ * with arguments (MC_HELD_SLOT bytes a frame; a payload larger than that is not kept).
+ * mc_args_write_held writes the held entry of frame D with them: 1, or 0 when it has none
+ * (the caller writes the plain record).
+ */
+void mc_args_hold(struct rec_thread *t, unsigned d, uintptr_t ip, const uintptr_t *regs,
+		  const uintptr_t *stack);
+int mc_args_write_held(struct rec_thread *t, unsigned d, unsigned depth, uintptr_t ip,
+		       uint64_t time);
+/* the area of the exiting thread goes back */
+void mc_args_thread_exit(void);
+
+/*
  * The entry point for other hooks (PLT calls): record an ENTRY of IP at DEPTH and TIME with
  * the argument list that FLIGHTREC_ARGUMENT gives the function at IP, reading the values from
  * REGS (same layout) and STACK. Same return as mc_args_entry.

@@ -104,10 +104,13 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 		struct mc_fframe *ff = mc_fframe_of(mt, i);
 		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN | MC_FF_DISABLED))
 			continue;
-		/* -A: with its arguments if it has a spec (held entries have none) */
-		if (!(mc_args_on && i == d && regs &&
-		      mcount_args_capture(t, ff->rec_depth, mt->rstack[i].child_ip, ff->start, regs,
-					  stack)))
+		/* -A: with its arguments if it has a spec, those its entry hook saw (regs) or
+		 * those kept while it was held (mc_args_hold) */
+		if (!(mc_args_on &&
+		      (i == d && regs ? mcount_args_capture(t, ff->rec_depth, mt->rstack[i].child_ip,
+							    ff->start, regs, stack) :
+					mc_args_write_held(t, i, ff->rec_depth,
+							   mt->rstack[i].child_ip, ff->start))))
 			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip,
 				     ff->start);
 		ff->flags |= MC_FF_WRITTEN;
@@ -211,6 +214,9 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 		/* written now (uftrace writes it at its exit or a descendant's, all the same
 		 * without a time filter); with the entries held below it (time=0 under -t) */
 		mc_filter_flush(t, mt, d, regs, stack);
+	} else if (mc_args_on && regs) {
+		/* held (a time or caller filter): -A's values are kept with it */
+		mc_args_hold(t, d, ip, regs, stack);
 	}
 	if ((trf & MC_TR_RECOVER) && skip_ok) {
 		mc_recover(mt, d, 1);
@@ -697,6 +703,8 @@ void mc_thread_exit(struct rec_thread *t)
 		munmap(mt->graves, MC_GRAVES * sizeof(struct mc_grave));
 		mt->graves = NULL;
 	}
+	if (mc_args_on)
+		mc_args_thread_exit();
 	if (t->busy || !mt->depth)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
