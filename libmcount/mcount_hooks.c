@@ -198,8 +198,14 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	ff->flags = (uint16_t)flags;
 	ff->start = MC_CLOCK();
 	if (unlikely(trf & MC_TR_FINISH)) {
-		/* what is held is written, this entry too; then nothing more */
-		mc_filter_flush(t, mt, d, regs, stack);
+		/* what is held is written, this entry too (without -A's values: uftrace's
+		 * finish returns before save_argument); then nothing more */
+		if (d > 0)
+			mc_filter_flush(t, mt, d - 1, NULL, NULL);
+		if (!(flags & MC_FF_NORECORD)) {
+			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, ip, ff->start);
+			ff->flags |= MC_FF_WRITTEN;
+		}
 		mc_finished = 1;
 		return 1;
 	}
