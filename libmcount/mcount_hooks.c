@@ -104,15 +104,15 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 		struct mc_fframe *ff = mc_fframe_of(mt, i);
 		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN | MC_FF_DISABLED))
 			continue;
+		uintptr_t ip = mt->rstack[i].child_ip;
+
 		/* -A: with its arguments if it has a spec, those its entry hook saw (regs) or
 		 * those kept while it was held (mc_args_hold) */
 		if (!(mc_args_on &&
-		      (i == d && regs ? mcount_args_capture(t, ff->rec_depth, mt->rstack[i].child_ip,
-							    ff->start, regs, stack) :
-					mc_args_write_held(t, i, ff->rec_depth,
-							   mt->rstack[i].child_ip, ff->start))))
-			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip,
-				     ff->start);
+		      (i == d && regs ?
+			       mcount_args_capture(t, ff->rec_depth, ip, ff->start, regs, stack) :
+			       mc_args_write_held(t, i, ff->rec_depth, ip, ff->start))))
+			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, ip, ff->start);
 		ff->flags |= MC_FF_WRITTEN;
 	}
 }
@@ -215,7 +215,8 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	if (!mc_tracing_on) {
 		ff->flags |= MC_FF_DISABLED;
 		if (fs->enable_cached)
-			mc_filter_flush(t, mt, d, NULL, NULL); /* the held entries below, not its own */
+			/* the held entries below, not its own */
+			mc_filter_flush(t, mt, d, NULL, NULL);
 	} else if (!fs->time && !mc_fconf.table.has_caller) {
 		/* written now (uftrace writes it at its exit or a descendant's, all the same
 		 * without a time filter); with the entries held below it (time=0 under -t) */
