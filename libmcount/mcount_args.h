@@ -60,7 +60,8 @@ int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t ti
 		 const uintptr_t *rv);
 
 /*
- * -t holds a frame's entry until its exit decides: the arguments are kept with it, in slot
+ * -t, -C or a time= trigger holds a frame's entry until its exit or a descendant decides
+ * (mcount_hooks.c, mc_filter_enter): the arguments are kept with it, in slot
  * D (the shadow-stack index) of a per-thread area mapped at the thread's first held entry
  * with arguments (MC_HELD_SLOT bytes a frame; a payload larger than that is not kept).
  * mc_args_write_held writes the held entry of frame D with them: 1, or 0 when it has none
