@@ -84,7 +84,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 # the CLI checks the record-time filters with the runtime's own parser
-CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o) $(B)/host/libmcount/mcount_filter.o
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o) $(B)/host/libmcount/mcount_filter.o \
+	$(B)/host/libmcount/mcount_argspec.o
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
 XRAY_SRCS := $(wildcard xray-rt/*.c)
@@ -156,6 +157,9 @@ $(foreach f,$(FORMATS),$(eval $(call fmt_archives,$(f))))
 # define libc names (longjmp, execve, ...) with their own prototypes
 CFLAGS_mcount_hooks := -mgeneral-regs-only
 CFLAGS_mcount_plt := -mgeneral-regs-only
+# mcount_args runs before the instrumented function reads its float arguments: no vector
+# register, and no loop turned into a memcpy/memset call (libc's use them)
+CFLAGS_mcount_args := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
 CFLAGS_mcount_wrap := -fno-builtin
 $(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)
@@ -225,6 +229,8 @@ UNIT_EXTRA_test_xray_map := $(B)/host/xray-rt/xray_map.o
 UNIT_EXTRA_test_cacheray := $(B)/host/cacheray-rt/cr_options.o
 UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
 UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
+UNIT_EXTRA_test_mcount_argspec := $(B)/host/libmcount/mcount_filter.o \
+	$(B)/host/libmcount/mcount_argspec.o
 .SECONDEXPANSION:
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

@@ -16,7 +16,8 @@
  *      record-time filters and triggers -F/-N/-T/-C/-D/-t/-Z/--match/--disable/--signal/
  *      --max-stack: FLIGHTREC_FILTER/_TRIGGER/_CALLER/_DEPTH/_TIME_FILTER/_MIN_SIZE/_MATCH/
  *      _DISABLED/_SIGNAL/_MAX_STACK (-H is checked, then dropped, as uftrace record does),
- *      checked first with the runtime's own parser, libmcount/mcount_filter.c);
+ *      checked first with the runtime's own parser, libmcount/mcount_filter.c; -A/-R:
+ *      FLIGHTREC_ARGUMENT/_RETVAL, checked with libmcount/mcount_argspec.c);
  *   6. wait, forwarding SIGINT/SIGTERM/SIGHUP sent to flightrec itself to the child (a signal
  *      the terminal sends reaches the child directly, as it is in the same process group, so
  *      kernel-generated ones are not sent twice);
@@ -58,14 +59,15 @@
 #include "cli/record_dir.h"
 #include "cli/salvage.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_argspec.h"
 #include "librecord/rec_salvage.h"
 
 static const char usage[] =
 	"usage: flightrec record [-d DIR] [--hook=mcount|xray|cacheray] [--format=FORMAT]\n"
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
-	"                        [-t TIME] [--match=regex|glob] [--no-libcall] [--nest-libcall]\n"
-	"                        [--no-pltbind]\n"
+	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
+	"                        [--no-libcall] [--nest-libcall] [--no-pltbind]\n"
 	"                        [--] PROG [ARGS...]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
 	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
@@ -100,6 +102,10 @@ static const char usage[] =
 	"  -D, --depth=N   record N levels of calls (from the top, or from an -F function)\n"
 	"  -t, --time-filter=TIME  do not record functions that run TIME or less (e.g. 10us;\n"
 	"                  units ns us ms s m, ns without one)\n"
+	"  -A, --argument=FUNC@arg1[,arg2/s,fparg1,...]  record the arguments of the matching\n"
+	"                  functions (uftrace's argspec: argN fpargN, /i8../u64 /x /s /c /f32\n"
+	"                  /f64 /f80 /p /S /e:NAME, %REG %stackN, @MODULE; -pg and -pg -mfentry)\n"
+	"  -R, --retval=FUNC@retval[/FMT]  record their return values\n"
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
@@ -244,6 +250,8 @@ struct record_fmt {
 	bool no_libcall;        /* --no-libcall */
 	bool nest_libcall;      /* --nest-libcall */
 	bool no_pltbind;        /* --no-pltbind */
+	char *args;             /* -A, ';'-joined as uftrace joins them, malloc'ed */
+	char *retval;           /* -R */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -264,7 +272,9 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->disable && setenv("FLIGHTREC_DISABLED", "1", 1) < 0) ||
 	    (f->no_libcall && setenv("FLIGHTREC_NO_LIBCALL", "1", 1) < 0) ||
 	    (f->nest_libcall && setenv("FLIGHTREC_NEST_LIBCALL", "1", 1) < 0) ||
-	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0)) {
+	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0) ||
+	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
+	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -595,6 +605,20 @@ static bool any_filter(const struct record_fmt *f)
 	       f->min_size || f->disable;
 }
 
+/* *LIST += ";" ITEM */
+static int add_spec(char **list, const char *item)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s%s", *list ? *list : "", *list ? ";" : "", item) < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	free(*list);
+	*list = s;
+	return 0;
+}
+
 /* The filters checked as the runtime will take them, so that a mistake is said now */
 static int check_filters(const struct record_fmt *f)
 {
@@ -636,6 +660,20 @@ static int check_filters(const struct record_fmt *f)
 	if (f->max_stack && (!is_number(f->max_stack, 1024) || !strtoul(f->max_stack, NULL, 10)))
 		return cli_usage_error(usage, "record: --max-stack takes 1 to 1024, not '%s'",
 				       f->max_stack);
+	if (f->args || f->retval) {
+		static struct mc_argspec_set set; /* large: not on the stack */
+
+		set.n = 0;
+		if (f->args && mc_argspec_parse(&set, f->args, MC_AR_ARG, glob, err,
+						sizeof(err)) < 0)
+			return cli_usage_error(usage, "record: --argument: %s", err);
+		if (f->retval && mc_argspec_parse(&set, f->retval, MC_AR_RET, glob, err,
+						  sizeof(err)) < 0)
+			return cli_usage_error(usage, "record: --retval: %s", err);
+		if (f->format && strcmp(f->format, "uftrace"))
+			return cli_usage_error(usage, "record: -A/-R are recorded in the uftrace "
+					       "format only, not --format=%s", f->format);
+	}
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
 				       "tracepoints (--format=tfile)");
@@ -665,8 +703,8 @@ static void write_default_opts(int ringfd, const struct record_fmt *f)
 static int unknown_option(const char *arg, int shopt)
 {
 	static const char *const names[] = {
-		"A", "argument", "R", "retval", "a", "auto-args", "no-args", "P", "patch", "U",
-		"unpatch", "v", "debug", "verbose", "debug-domain", "force", "b", "buffer",
+		"a", "auto-args", "no-args", "P", "patch", "U", "unpatch", "v", "debug",
+		"verbose", "debug-domain", "force", "b", "buffer",
 		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
@@ -725,6 +763,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
+		{ "argument", required_argument, NULL, 'A' },
+		{ "retval", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -742,7 +782,7 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -773,6 +813,14 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_MAX_STACK:
 			fmt.max_stack = optarg;
+			break;
+		case 'A':
+		case 'R':
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty %s", c == 'A' ?
+						       "--argument" : "--retval");
+			if (add_spec(c == 'A' ? &fmt.args : &fmt.retval, optarg) < 0)
+				return CLI_USAGE;
 			break;
 		case 'D':
 			fmt.depth = optarg;
@@ -887,10 +935,10 @@ int cmd_record(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack) &&
-	    kind != HOOK_MCOUNT) {
+	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
+	     fmt.retval) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack) are for the mcount hook (-pg, "
+			"--signal --max-stack) and -A/-R are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;

@@ -135,14 +135,16 @@ static inline uintptr_t mc_frame_tramp(uint32_t kind)
 }
 
 /* complete hooks (mcount_hooks.c) */
-void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip);
+/* regs: what SAVE_ARGS saved (mcount_args.h), for -A */
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *regs);
 uintptr_t mcount_exit(uintptr_t *sp);
 /* the same for a frame of KIND (HIJACK or PLT): the real return address, and in *child_ip the
  * address the frame was recorded at */
 uintptr_t mc_hijack_exit(uintptr_t *sp, uint32_t kind, uintptr_t *child_ip);
 /* Push a frame of KIND whose return address is at parent_loc, hijacked to its trampoline
  * (PLT frames: hijacked even when the filters leave them out, as uftrace does). */
-void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind);
+void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind,
+		     const uintptr_t *regs);
 
 /* Give exits to every frame below `sp` (longjmp target, catch frame), newest first. */
 void mc_unwind_to(struct rec_thread *t, uintptr_t sp);

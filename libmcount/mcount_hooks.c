@@ -26,6 +26,7 @@
 
 #include "libmcount/mcount_asm.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_args.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -89,8 +90,11 @@ static void mc_fthread_init(struct mc_fthread *fs)
 
 /* Frame d is written (-t, a caller filter, a trace_off or finish trigger): first the entries of
  * the recorded frames under it that are not (from the newest written one up; never those
- * entered while tracing was off), then its own (uftrace's record_trace_data) */
-static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d)
+ * entered while tracing was off), then its own (uftrace's record_trace_data). regs, stack:
+ * what frame d's entry hook saw (mcount_entry), so that its entry is written with its
+ * arguments (-A); NULL from an exit. */
+static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t d,
+			    const uintptr_t *regs, const uintptr_t *stack)
 {
 	uint32_t i = d;
 
@@ -100,7 +104,15 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 		struct mc_fframe *ff = mc_fframe_of(mt, i);
 		if (ff->flags & (MC_FF_NORECORD | MC_FF_WRITTEN | MC_FF_DISABLED))
 			continue;
-		mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, mt->rstack[i].child_ip, ff->start);
+		uintptr_t ip = mt->rstack[i].child_ip;
+
+		/* -A: with its arguments if it has a spec, those its entry hook saw (regs) or
+		 * those kept while it was held (mc_args_hold) */
+		if (!(mc_args_on &&
+		      (i == d && regs ?
+			       mcount_args_capture(t, ff->rec_depth, ip, ff->start, regs, stack) :
+			       mc_args_write_held(t, i, ff->rec_depth, ip, ff->start))))
+			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, ip, ff->start);
 		ff->flags |= MC_FF_WRITTEN;
 	}
 }
@@ -129,7 +141,7 @@ static void mc_recover(struct mc_thread *mt, uint32_t d, int back)
  * tracing off) for its exit or a descendant to write.
  */
 static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t d, uintptr_t ip,
-			   int skip_ok)
+			   int skip_ok, const uintptr_t *regs, const uintptr_t *stack)
 {
 	struct mc_fthread *fs = mc_fthread_of(mt);
 	struct mc_fframe *ff = mc_fframe_of(mt, d);
@@ -187,8 +199,14 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	ff->flags = (uint16_t)flags;
 	ff->start = MC_CLOCK();
 	if (unlikely(trf & MC_TR_FINISH)) {
-		/* what is held is written, this entry too; then nothing more */
-		mc_filter_flush(t, mt, d);
+		/* what is held is written, this entry too (without -A's values: uftrace's
+		 * finish returns before save_argument); then nothing more */
+		if (d > 0)
+			mc_filter_flush(t, mt, d - 1, NULL, NULL);
+		if (!(flags & MC_FF_NORECORD)) {
+			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, ip, ff->start);
+			ff->flags |= MC_FF_WRITTEN;
+		}
 		mc_finished = 1;
 		return 1;
 	}
@@ -198,11 +216,15 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	if (!mc_tracing_on) {
 		ff->flags |= MC_FF_DISABLED;
 		if (fs->enable_cached)
-			mc_filter_flush(t, mt, d); /* the held entries below, not its own */
+			/* the held entries below, not its own */
+			mc_filter_flush(t, mt, d, NULL, NULL);
 	} else if (!fs->time && !mc_fconf.table.has_caller) {
 		/* written now (uftrace writes it at its exit or a descendant's, all the same
 		 * without a time filter); with the entries held below it (time=0 under -t) */
-		mc_filter_flush(t, mt, d);
+		mc_filter_flush(t, mt, d, regs, stack);
+	} else if (mc_args_on && regs) {
+		/* held (a time or caller filter): -A's values are kept with it */
+		mc_args_hold(t, d, ip, regs, stack);
 	}
 	if ((trf & MC_TR_RECOVER) && skip_ok) {
 		mc_recover(mt, d, 1);
@@ -221,7 +243,8 @@ out:
 /* Frame d (just taken off the shadow stack) ends: the filter state it changed goes back, and
  * its exit is written if it is recorded (write 0: it cannot be now, counted lost); uftrace's
  * mcount_exit_filter_record. */
-static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write)
+static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write,
+			   const uintptr_t *rv)
 {
 	struct mc_fthread *fs = mc_fthread_of(mt);
 	struct mc_fframe *ff = mc_fframe_of(mt, d);
@@ -254,8 +277,10 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 		    (mc_fconf.table.has_caller && !(ff->flags & MC_FF_CALLER)))
 			return;
 	}
-	mc_filter_flush(t, mt, d);
-	mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
+	mc_filter_flush(t, mt, d, NULL, NULL);
+	/* -R: with its return value if it has a spec and returned (rv) */
+	if (!(mc_args_on && rv && mc_args_exit(t, ff->rec_depth, mt->rstack[d].child_ip, now, rv)))
+		mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
 }
 
 size_t mc_filter_area_size(void)
@@ -271,7 +296,7 @@ static void mc_pop_frame(struct rec_thread *t, struct mc_thread *mt)
 	uint32_t d = --mt->depth;
 
 	if (unlikely(mc_fconf.active))
-		mc_filter_exit(t, mt, d, 1);
+		mc_filter_exit(t, mt, d, 1, NULL);
 	else
 		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 }
@@ -355,12 +380,15 @@ __attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
 	abort();
 }
 
-void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip)
+void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *regs)
 {
-	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK);
+	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK, regs);
 }
 
-void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind)
+/* regs: the entry hook's saved registers for -A (mcount_trampoline.S's layout), NULL where
+ * there are none (a library call's: -A does not reach library calls yet) */
+void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind,
+		     const uintptr_t *regs)
 {
 	struct rec_thread *t = rec_thread_get();
 	struct mc_thread *mt;
@@ -394,7 +422,7 @@ void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind)
 	}
 	/* a frame the filters leave out is not hijacked: no exit will come */
 	if (unlikely(mc_fconf.active) &&
-	    !mc_filter_enter(t, mt, d, child_ip, kind != MC_FRAME_PLT))
+	    !mc_filter_enter(t, mt, d, child_ip, kind != MC_FRAME_PLT, regs, parent_loc))
 		goto out;
 	f = &mt->rstack[d];
 	f->parent_loc = parent_loc;
@@ -461,7 +489,7 @@ uintptr_t mc_hijack_exit(uintptr_t *sp, uint32_t kind, uintptr_t *child_ip)
 		*child_ip = mt->rstack[d].child_ip;
 	mt->depth = d;
 	if (unlikely(mc_fconf.active))
-		mc_filter_exit(t, mt, d, !busy);
+		mc_filter_exit(t, mt, d, !busy, sp - 1); /* mcount_return pushed rax there */
 	else if (likely(!busy))
 		mc_record(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip);
 	else
@@ -503,7 +531,8 @@ __attribute__((noinline)) static void mc_cyg_enter_complete(void *fn, uintptr_t 
 	f->restored = 0;
 	mt->depth = d + 1;
 	if (unlikely(mc_fconf.active))
-		mc_filter_enter(t, mt, d, (uintptr_t)fn, 0); /* its exit hook comes anyway */
+		/* its exit hook comes anyway; no arguments (uftrace 0.13 has none either) */
+		mc_filter_enter(t, mt, d, (uintptr_t)fn, 0, NULL, NULL);
 	else
 		mc_record(t, UFTRACE_ENTRY, d, (uintptr_t)fn);
 out:
@@ -734,6 +763,8 @@ void mc_thread_exit(struct rec_thread *t)
 		munmap(mt->graves, MC_GRAVES * sizeof(struct mc_grave));
 		mt->graves = NULL;
 	}
+	if (mc_args_on)
+		mc_args_thread_exit();
 	if (t->busy || !mt->depth)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):
@@ -766,7 +797,7 @@ void mc_exit_all(struct rec_thread *t)
 	    mc_tracing_on && !(mc_fframe_of(mt, mt->depth - 1)->flags & MC_FF_NORECORD)) {
 		t->busy = 1;
 		barrier();
-		mc_filter_flush(t, mt, mt->depth - 1);
+		mc_filter_flush(t, mt, mt->depth - 1, NULL, NULL);
 		barrier();
 		t->busy = 0;
 	}

@@ -7,6 +7,7 @@
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_args.h"
 #include "libmcount/mcount_plt.h"
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
@@ -37,8 +38,16 @@ static void mc_configured(const struct rec_config *cfg)
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
 {
-	if (mc_filter_setup(why, len) < 0)
+	if (mc_filter_setup(why, len) < 0 || mc_args_setup(why, len) < 0)
 		return -1;
+	if (mc_args_on && rec_sess.sink != &uftrace_sink) {
+		/* the other formats are decoded from 16-byte uftrace records: a payload after one
+		 * would be read as records */
+		rec_snprintf(why, len, "FLIGHTREC_ARGUMENT/_RETVAL: arguments and return values are "
+			     "recorded in the uftrace format only (FLIGHTREC_FORMAT=%s)",
+			     rec_sess.sink->name);
+		return -1;
+	}
 	if (mc_fconf.active && mc_tp_mode) {
 		rec_snprintf(why, len, "the filters and triggers (FLIGHTREC_FILTER, _TRIGGER, "
 			     "_CALLER, _DEPTH, _TIME_FILTER, _MIN_SIZE, _DISABLED, _SIGNAL) do not "

@@ -232,7 +232,7 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
 	saved = errno;
-	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT);
+	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, NULL);
 	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
 		mc_plt_setjmp(arg1, ret_loc);
 	errno = saved;

@@ -149,6 +149,7 @@ _mcount:
 	mov 0(%rbp), %rdi		/* the child's frame pointer */
 	add $8, %rdi			/* parent_loc: its return-address slot */
 	mov 8(%rbp), %rsi		/* child_ip: where mcount returns to */
+	mov %rsp, %rdx			/* the saved registers (arguments, -A) */
 	call mcount_entry		/* everything the fast path does not handle */
 	RESTORE_ARGS
 	leave
@@ -187,6 +188,7 @@ __fentry__:
 	SAVE_ARGS
 	lea 16(%rbp), %rdi		/* parent_loc: saved rbp, our return, then the child's */
 	mov 8(%rbp), %rsi		/* child_ip */
+	mov %rsp, %rdx			/* the saved registers (arguments, -A) */
 	call mcount_entry		/* everything the fast path does not handle */
 	RESTORE_ARGS
 	leave

@@ -7,7 +7,8 @@
  *   == task.txt             verbatim
  *   == map sid-<sid>.map    per session: pid, start time, [stack], modules
  *   == records <tid>.dat    one line per record:
- *        <sec.nsec> <tid> <type> depth=<d> addr=0x<hex> [<symbol>] [payload=<n>]
+ *        <sec.nsec> <tid> <type> depth=<d> addr=0x<hex> [<symbol>] [payload=<n>
+ *        [args=(<v>, ...) | retval=<v>]]
  *      LOST records end in "count=<n>" instead of addr, EVENT records in "id=<n>".
  *
  * The directory is opened leniently: dump prints what it can read, runs the per-thread rules
@@ -160,8 +161,15 @@ static void print_record(struct ufr_data *d, const struct ufr_thread *t, const s
 		break;
 	}
 	}
-	if (r->more)
+	if (r->more) {
+		char vals[1024];
+
 		printf(" payload=%zu", r->payload_len);
+		/* -A/-R values, laid out by the trace's argspec */
+		if ((r->type == UFR_ENTRY || r->type == UFR_EXIT) &&
+		    ufr_args_format(d, t, r, vals, sizeof(vals)) == 0)
+			printf(r->type == UFR_ENTRY ? " args=(%s)" : " retval=%s", vals);
+	}
 	putchar('\n');
 }
 

@@ -29,6 +29,9 @@
 
 #include <dirent.h>
 #include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@ struct arg_item {
 	bool str;
 	bool exact; /* from a plain (non-pattern) entry: a pattern match does not override it */
 	unsigned size;
+	char fmt; /* the format letter (d i u x p s S c f e t), for ufr_args_format */
 };
 
 enum patt_type { PATT_SIMPLE, PATT_REGEX, PATT_GLOB };
@@ -102,6 +106,7 @@ static bool parse_item(const char *item, bool lp64, struct arg_item *a)
 
 	memset(a, 0, sizeof(*a));
 	a->size = lp64 ? 8 : 4;
+	a->fmt = 'd';
 	if (!strncmp(item, "arg", 3) && item[3] >= '0' && item[3] <= '9') {
 		a->kind = ARG_INDEX;
 		a->idx = (int)strtol(item + 3, &end, 10);
@@ -113,6 +118,7 @@ static bool parse_item(const char *item, bool lp64, struct arg_item *a)
 		a->kind = ARG_FLOAT;
 		a->idx = (int)strtol(item + 5, &end, 10);
 		a->size = 8;
+		a->fmt = 'f';
 	} else {
 		return false;
 	}
@@ -121,6 +127,8 @@ static bool parse_item(const char *item, bool lp64, struct arg_item *a)
 		bool is_float = a->kind == ARG_FLOAT;
 
 		p++;
+		if (*p && strchr("diuxpsScfet", *p))
+			a->fmt = *p;
 		switch (*p) {
 		case 'd':
 		case 'i':
@@ -604,4 +612,144 @@ past_end:
 		err, UFR_E_REC_PAYLOAD, file, (int64_t)rec->offset,
 		"argument payload of %s runs past the end of the file (or past %d bytes)", name,
 		UFR_MAX_PAYLOAD);
+}
+
+/* one value of SIZE bytes at P as an integer, sign-extended when SIGNED_ */
+static uint64_t args_int(const uint8_t *p, unsigned size, bool big, bool signed_)
+{
+	uint64_t v = 0;
+
+	if (size > 8)
+		size = 8;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+	if (signed_ && size < 8 && size > 0 && (v >> (8 * size - 1)) & 1)
+		v |= ~0ull << (8 * size);
+	return v;
+}
+
+static void args_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void args_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos = *pos + (size_t)n < len ? *pos + (size_t)n : len;
+}
+
+int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+		    char *buf, size_t len)
+{
+	struct ufr_argspecs *as = d->argspecs;
+	const struct arg_item *items;
+	const uint8_t *p = rec->payload;
+	const char *name;
+	size_t nr, off = 0, pos = 0, avail = rec->payload_len;
+	bool want_ret = rec->type == UFR_EXIT, big = d->info.hdr.endian == 2, first = true;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	if (!as || !rec->more || !p)
+		return -1;
+	name = ufr_symbolize(d, t, rec->time, rec->addr);
+	if (!name)
+		return -1;
+	items = specs_for(as, name, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct arg_item *a = &items[i];
+		size_t size = a->size;
+
+		if (a->retval != want_ret || a->size == 0)
+			continue;
+		args_put(buf, len, &pos, "%s", first ? "" : ", ");
+		first = false;
+		if (a->str) {
+			if (off + 2 > avail)
+				return -1;
+			size = rd_get16(p + off, big);
+			off += 2;
+			if (off + size > avail)
+				return -1;
+			args_put(buf, len, &pos, "\"");
+			for (size_t k = 0; k < size; k++) {
+				unsigned char c = p[off + k];
+				if (c == '"' || c == '\\')
+					args_put(buf, len, &pos, "\\%c", c);
+				else if (c < 0x20 || c >= 0x7f)
+					args_put(buf, len, &pos, "\\x%02x", c);
+				else
+					args_put(buf, len, &pos, "%c", c);
+			}
+			args_put(buf, len, &pos, "\"");
+		} else {
+			const uint8_t *v = p + off;
+			uint64_t x;
+
+			if (off + size > avail)
+				return -1;
+			switch (a->fmt) {
+			case 'f':
+				if (size == 4) {
+					float f;
+					x = args_int(v, 4, big, false);
+					uint32_t w = (uint32_t)x;
+					memcpy(&f, &w, 4);
+					args_put(buf, len, &pos, "%g", f);
+				} else if (size == 8) {
+					double f;
+					x = args_int(v, 8, big, false);
+					memcpy(&f, &x, 8);
+					args_put(buf, len, &pos, "%g", f);
+				} else {
+					long double f = 0;
+					memcpy(&f, v, size < sizeof(f) ? size : sizeof(f));
+					args_put(buf, len, &pos, "%Lg", f);
+				}
+				break;
+			case 'c':
+				x = args_int(v, 1, big, false);
+				if (x >= 0x20 && x < 0x7f && x != '\'' && x != '\\')
+					args_put(buf, len, &pos, "'%c'", (int)x);
+				else
+					args_put(buf, len, &pos, "'\\x%02x'", (unsigned)x);
+				break;
+			case 'x':
+			case 'p':
+			case 't':
+				args_put(buf, len, &pos, "0x%" PRIx64, args_int(v, (unsigned)size, big,
+										 false));
+				break;
+			case 'u':
+				/* uftrace replay's rule: large values in hex */
+				x = args_int(v, (unsigned)size, big, false);
+				args_put(buf, len, &pos, x > 100000 ? "0x%" PRIx64 : "%" PRIu64, x);
+				break;
+			case 'd':
+				/* auto: as uftrace replay shows it (hex when large, except a small
+				 * negative int held in 64 bits) */
+				x = args_int(v, (unsigned)size, big, true);
+				if (x > 0xffff0000ull && x <= 0xffffffffull)
+					args_put(buf, len, &pos, "%d", (int)(uint32_t)x);
+				else if ((int64_t)x > 100000 || (int64_t)x < -100000)
+					args_put(buf, len, &pos, "0x%" PRIx64, x);
+				else
+					args_put(buf, len, &pos, "%" PRId64, (int64_t)x);
+				break;
+			default:
+				args_put(buf, len, &pos, "%" PRId64,
+					 (int64_t)args_int(v, (unsigned)size, big, true));
+				break;
+			}
+		}
+		off = align(off + size, 4);
+	}
+	return first ? -1 : 0;
 }

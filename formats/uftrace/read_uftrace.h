@@ -446,4 +446,10 @@ struct ufr_session *ufr_session_at(struct ufr_data *d, const struct ufr_task *ta
 const char *ufr_symbolize(struct ufr_data *d, const struct ufr_thread *t, uint64_t time,
 			  uint64_t addr);
 
+/* The values an ENTRY's (arguments) or EXIT's (return value) payload carries, as text
+ * ("7, \"flightrec\", 1.5") laid out by the argspec of the record's function: 0, or -1 when
+ * the record has none or it cannot be read (BUF then holds what was decoded). */
+int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+		    char *buf, size_t len);
+
 #endif /* FLIGHTREC_UFTRACE_READER_H */

@@ -111,19 +111,36 @@ static int ufs_read_tasks(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks)
 	return 0;
 }
 
-/* records of one chunk's bytes: count them, note their first and last time */
+/* Does the record at P look like the next one after time LAST? (after an argument payload,
+ * whose size only the argspec and the symbols tell: magic 5, no earlier, not 10 min later) */
+static int ufs_next_like(const uint8_t *p, uint64_t last)
+{
+	struct uftrace_record rec;
+
+	memcpy(&rec, p, sizeof(rec));
+	return ((rec.word >> 3) & 7) == UFTRACE_RECORD_MAGIC &&
+	       ((rec.word & 3) == UFTRACE_LOST ||
+		(rec.time >= last && rec.time - last < 600000000000ull));
+}
+
+/* records of one chunk's bytes: count them, note their first and last time. An ENTRY or EXIT
+ * with the `more` bit (-A/-R) is followed by its payload, a multiple of 8 bytes: the next
+ * record is looked for 8 bytes at a time. */
 static void ufs_scan(struct rec_salvage_ring *r, const uint8_t *p, size_t len)
 {
-	for (size_t off = 0; off + sizeof(struct uftrace_record) <= len;
-	     off += sizeof(struct uftrace_record)) {
+	for (size_t off = 0; off + sizeof(struct uftrace_record) <= len;) {
 		struct uftrace_record rec;
 		memcpy(&rec, p + off, sizeof(rec));
+		off += sizeof(rec);
 		if ((rec.word & 3) == UFTRACE_LOST)
 			continue;
 		r->events++;
 		if (!r->first_time)
 			r->first_time = rec.time;
 		r->last_time = rec.time;
+		if ((rec.word & 4) && (rec.word & 3) <= UFTRACE_EXIT)
+			while (off + sizeof(rec) <= len && !ufs_next_like(p + off, rec.time))
+				off += 8;
 	}
 }
 
@@ -172,8 +189,9 @@ static int ufs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ri
 		size_t len = c->len - c->off, total = len;
 		int n = 0;
 
-		/* whole records only (committed always covers whole records; a damaged ring may not) */
-		len -= len % sizeof(struct uftrace_record);
+		/* whole records only (committed always covers whole records; a damaged ring may not):
+		 * 8 bytes, what an argument payload is padded to */
+		len -= len % 8;
 		total = len;
 		if (c->lost_before) {
 			iov[n].iov_base = &lost;
@@ -248,7 +266,7 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 {
 	struct ufs_tasks tasks = { 0 };
 	struct uftrace_info_desc desc = { 0 };
-	char exe[REC_PATH_MAX];
+	char exe[REC_PATH_MAX], spec[16384];
 	uint64_t start = UINT64_MAX, last = 0;
 	struct timespec mono;
 	int *tids = NULL, ntids, ret = 0;
@@ -313,6 +331,8 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 		desc.date = time(NULL) - (time_t)((now - start) / 1000000000ull);
 		desc.elapsed_ns = last > start ? last - start : 0;
 		desc.max_stack = UFS_MAX_STACK;
+		/* -A/-R: the specs the runtime kept at its start */
+		uftrace_info_load_spec(ctx->ringdirfd, spec, sizeof(spec), &desc);
 		if (uftrace_info_write(ctx->dirfd, ".info.salvage.tmp", &desc) < 0) {
 			rec_salvage_log(ctx, "%s/info: %s", ctx->dir, strerror(errno));
 			ret = -1;

@@ -177,6 +177,27 @@ static void uftrace_write_module_sym(int dirfd, const char *path)
 		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
 }
 
+/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them, "" as none */
+static void uftrace_specs(const char **arg, const char **ret, const char **patt)
+{
+	*arg = rec_getenv("FLIGHTREC_ARGUMENT");
+	*ret = rec_getenv("FLIGHTREC_RETVAL");
+	*patt = rec_getenv("FLIGHTREC_MATCH");
+	*arg = *arg && **arg ? *arg : NULL;
+	*ret = *ret && **ret ? *ret : NULL;
+	*patt = *patt && **patt ? *patt : NULL;
+}
+
+/* kept for salvage from the start: a trace with payloads is unreadable without them */
+static void uftrace_save_spec(struct rec_session *s)
+{
+	const char *arg, *ret, *patt;
+
+	uftrace_specs(&arg, &ret, &patt);
+	if (uftrace_info_save_spec(s->ringdirfd, arg, ret, patt) < 0)
+		rec_warn("cannot write %s/.flightrec/%s:", s->dir, UFTRACE_SPEC_FILE);
+}
+
 static int uftrace_open_session(struct rec_session *s)
 {
 	char line[REC_PATH_MAX + 128], ts[32];
@@ -190,6 +211,7 @@ static int uftrace_open_session(struct rec_session *s)
 			 (int)s->pid, s->sid, s->exe);
 	uftrace_append_task(line, n);
 	uftrace_write_module_sym(s->dirfd, s->exe);
+	uftrace_save_spec(s);
 	return 0;
 }
 
@@ -435,6 +457,8 @@ static void uftrace_finish(struct rec_session *s)
 	d.date = time(NULL);
 	d.elapsed_ns = now - s->start_ns;
 	d.max_stack = s->cfg.max_stack;
+	/* libmcount's -A/-R (mcount_args.c), as uftrace record saves them */
+	uftrace_specs(&d.argspec, &d.retspec, &d.pattern_type);
 	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
 	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);

@@ -42,13 +42,18 @@ static inline uint64_t uftrace_record_word(unsigned type, unsigned depth, uint64
 #define UFTRACE_FEAT_TASK_SESSION (1u << 1)
 #define UFTRACE_FEAT_SYM_REL_ADDR (1u << 5)
 #define UFTRACE_FEAT_MAX_STACK (1u << 6)
+#define UFTRACE_FEAT_ARGUMENT (1u << 3)
+#define UFTRACE_FEAT_RETVAL (1u << 4)
 
 /* info_mask bits: sections appear in this order */
 #define UFTRACE_INFO_EXE_NAME (1u << 0)
 #define UFTRACE_INFO_EXIT_STATUS (1u << 2)
 #define UFTRACE_INFO_CMDLINE (1u << 3)
+#define UFTRACE_INFO_CPUINFO (1u << 4)
 #define UFTRACE_INFO_TASKINFO (1u << 7)
+#define UFTRACE_INFO_ARG_SPEC (1u << 10)
 #define UFTRACE_INFO_RECORD_DATE (1u << 11)
+#define UFTRACE_INFO_PATTERN_TYPE (1u << 12)
 #define UFTRACE_INFO_VERSION (1u << 13)
 
 #endif

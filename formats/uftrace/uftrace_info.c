@@ -149,6 +149,27 @@ static void uftrace_info_cmdline(struct ubuf *b, const char *s, size_t n)
 	ubuf_add(b, "\n");
 }
 
+/* cpuinfo, as uftrace writes it: its readers take the architecture from the description,
+ * which register names in argspecs (%rdi, %xmm0) need */
+static void uftrace_info_cpuinfo(struct ubuf *b)
+{
+	char buf[8192], *p, *e;
+	ssize_t n = 0;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "model name\t: ");
+	p = p ? p + 13 : NULL;
+	e = p ? strchr(p, '\n') : NULL;
+	ubuf_add(b, "cpuinfo:lines=2\ncpuinfo:nr_cpus=%ld / %ld (online/possible)\n",
+		 sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF));
+	ubuf_add(b, "cpuinfo:desc=%.*s\n", p && e ? (int)(e - p) : 6, p && e ? p : "x86_64");
+}
+
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
 {
 	struct ubuf b = { 0 };
@@ -162,6 +183,16 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	uint16_t hsize = UFTRACE_HEADER_SIZE;
 	char date[64];
 	int fd, bad, saved;
+	int nspec = (d->argspec != NULL) + (d->retspec != NULL);
+
+	/* -A/-R: the spec strings uftrace's readers lay the payloads out by, and how their
+	 * patterns match (uftrace 0.13's fill_arg_spec and fill_pattern_type) */
+	if (d->argspec)
+		feat |= UFTRACE_FEAT_ARGUMENT;
+	if (d->retspec)
+		feat |= UFTRACE_FEAT_RETVAL;
+	if (nspec)
+		info |= UFTRACE_INFO_CPUINFO | UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, UFTRACE_MAGIC, 8);
@@ -176,15 +207,26 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	ubuf_add(&b, "exename:%s\n", d->exename);
 	uftrace_info_cmdline(&b, d->cmdline ? d->cmdline : d->exename,
 			     d->cmdline ? d->cmdline_len : strlen(d->exename));
+	if (nspec)
+		uftrace_info_cpuinfo(&b);
 	ubuf_add(&b, "taskinfo:lines=2\ntaskinfo:nr_tid=%d\ntaskinfo:tids=", d->ntids);
 	for (int i = 0; i < d->ntids; i++)
 		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);
 	ubuf_add(&b, "\n");
+	if (nspec) {
+		ubuf_add(&b, "argspec:lines=%d\n", nspec);
+		if (d->argspec)
+			ubuf_add(&b, "argspec:%s\n", d->argspec);
+		if (d->retspec)
+			ubuf_add(&b, "retspec:%s\n", d->retspec);
+	}
 	/* in UTC: the local zone is read from its file with stdio the first time (rec_util.h) */
 	rec_ctime_utc((long long)d->date, date);
 	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
 		 (unsigned long long)(d->elapsed_ns / 1000000000ull),
 		 (unsigned long long)(d->elapsed_ns % 1000000000ull));
+	if (nspec)
+		ubuf_add(&b, "pattern_type:%s\n", d->pattern_type ? d->pattern_type : "regex");
 	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
 	if (b.failed) {
 		rec_mem_free(b.p);
@@ -208,4 +250,67 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 		return -1;
 	}
 	return 0;
+}
+
+int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
+			   const char *pattern_type)
+{
+	struct ubuf b = { 0 };
+	int fd, bad, saved;
+
+	if (!argspec && !retspec)
+		return 0;
+	/* one line each, as in info; a line not there is a spec not given */
+	if (argspec)
+		ubuf_add(&b, "argspec:%s\n", argspec);
+	if (retspec)
+		ubuf_add(&b, "retspec:%s\n", retspec);
+	if (pattern_type)
+		ubuf_add(&b, "pattern_type:%s\n", pattern_type);
+	if (b.failed) {
+		rec_mem_free(b.p);
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = rec_open_write(ringdirfd, UFTRACE_SPEC_FILE, O_TRUNC);
+	if (fd < 0) {
+		rec_mem_free(b.p);
+		return -1;
+	}
+	bad = rec_write_all(fd, b.p, b.len) < 0;
+	saved = errno;
+	close(fd);
+	rec_mem_free(b.p);
+	errno = saved;
+	return bad ? -1 : 0;
+}
+
+void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace_info_desc *d)
+{
+	int fd = openat(ringdirfd, UFTRACE_SPEC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+	char *p, *e;
+
+	if (fd < 0 || len == 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (p = buf; *p; p = e) {
+		e = strchr(p, '\n');
+		if (!e)
+			break; /* a cut line: not trusted */
+		*e++ = '\0';
+		if (!strncmp(p, "argspec:", 8))
+			d->argspec = p + 8;
+		else if (!strncmp(p, "retspec:", 8))
+			d->retspec = p + 8;
+		else if (!strncmp(p, "pattern_type:", 13))
+			d->pattern_type = p + 13;
+	}
 }

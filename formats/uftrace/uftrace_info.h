@@ -23,7 +23,20 @@ struct uftrace_info_desc {
 	time_t date;          /* record_date */
 	uint64_t elapsed_ns;  /* elapsed_time */
 	unsigned max_stack;   /* the header's max_stack (clamped to 65535) */
+	const char *argspec;  /* -A (FLIGHTREC_ARGUMENT) as given, NULL: none */
+	const char *retspec;  /* -R (FLIGHTREC_RETVAL) */
+	const char *pattern_type; /* "regex" or "glob": how those patterns match */
 };
+
+/* The -A/-R specs of a trace, kept in its .flightrec directory (RINGDIRFD) from the session's
+ * start so that salvage can write them into `info` too (uftrace cannot size the payloads
+ * without them). Nothing is written when both are NULL. 0, or -1 with errno. */
+#define UFTRACE_SPEC_FILE "uftrace.argspec"
+int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
+			   const char *pattern_type);
+/* Read them back into BUF (LEN bytes) and point D's argspec, retspec and pattern_type into
+ * it; D is left alone when there is no such file. */
+void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace_info_desc *d);
 
 /* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d);

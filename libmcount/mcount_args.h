@@ -1,0 +1,87 @@
+/*
+ * mcount_args: recording function arguments and return values (uftrace's -A/-R), for the
+ * -pg and -pg -mfentry hooks (uftrace 0.13 records none for -finstrument-functions either).
+ *
+ * FLIGHTREC_ARGUMENT and FLIGHTREC_RETVAL hold uftrace's own spec strings (mcount_argspec.h);
+ * they are resolved once, at the session start, against the function symbols of the modules
+ * loaded then, into a table of address ranges built and searched by the filter machinery
+ * (struct mc_ftable, mcount_filter.h), each range's `mode` naming the spec list of its
+ * function. When the table is not empty the filtering paths are on (mc_fconf.active), so
+ * every call takes the complete hooks, which ask here only where they write an entry or an
+ * exit record: without -A/-R nothing changes anywhere.
+ *
+ * A recorded value is written as uftrace writes it: the ENTRY (or EXIT) record with its
+ * `more` bit, then the values of the spec list in order (each rounded up to 4 bytes; a string
+ * as a u16 length and its bytes), padded to 8.
+ *
+ * Invariants (hook side): no lock, no allocation, no libc call (memcpy and friends may use
+ * the vector registers, which still hold the instrumented function's arguments: this file is
+ * built with -mgeneral-regs-only and reads xmm0-7 only through inline asm); memory the
+ * program names (strings, stack slots) is read with one process_vm_readv system call, so an
+ * unreadable address is recorded as uftrace does ("<0x...>") and never faults.
+ */
+#ifndef MCOUNT_ARGS_H
+#define MCOUNT_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "librecord/rec_thread.h"
+
+#pragma GCC visibility push(hidden)
+
+/* any argument or return value to record (set once at the session start) */
+extern uint32_t mc_args_on;
+
+/* Read FLIGHTREC_ARGUMENT, FLIGHTREC_RETVAL (and FLIGHTREC_MATCH) and resolve them against
+ * the modules loaded now; turns the filtering paths on when some function has a spec. 0, or
+ * -1 with the reason in why. */
+int mc_args_setup(char *why, size_t len);
+
+/*
+ * The registers the entry trampolines saved (SAVE_ARGS in mcount_trampoline.S), in memory
+ * order: r10 rax r9 r8 rcx rdx rsi rdi.
+ */
+enum { MC_SAVED_R10, MC_SAVED_RAX, MC_SAVED_R9, MC_SAVED_R8, MC_SAVED_RCX, MC_SAVED_RDX,
+       MC_SAVED_RSI, MC_SAVED_RDI };
+
+/*
+ * The entry of function IP at uftrace depth DEPTH, with its arguments when it has an argspec:
+ * REGS are the saved registers, STACK the slot of its return address (its stack arguments
+ * are above). 1 when the record was written (or dropped, counted) here, 0 when the function
+ * has no argument spec (the caller writes its plain record).
+ */
+int mc_args_entry(struct rec_thread *t, unsigned depth, uintptr_t ip, const uintptr_t *regs,
+		  const uintptr_t *stack);
+
+/* The exit of IP at TIME with its return value: RV[0] is rax, RV[-1] rdx (mcount_return's
+ * pushes). 1 when written here, 0 when it has no return spec. */
+int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t time,
+		 const uintptr_t *rv);
+
+/*
+ * -t, -C or a time= trigger holds a frame's entry until its exit or a descendant decides
+ * (mcount_hooks.c, mc_filter_enter): the arguments are kept with it, in slot
+ * D (the shadow-stack index) of a per-thread area mapped at the thread's first held entry
+ * with arguments (MC_HELD_SLOT bytes a frame; a payload larger than that is not kept).
+ * mc_args_write_held writes the held entry of frame D with them: 1, or 0 when it has none
+ * (the caller writes the plain record).
+ */
+void mc_args_hold(struct rec_thread *t, unsigned d, uintptr_t ip, const uintptr_t *regs,
+		  const uintptr_t *stack);
+int mc_args_write_held(struct rec_thread *t, unsigned d, unsigned depth, uintptr_t ip,
+		       uint64_t time);
+/* the area of the exiting thread goes back */
+void mc_args_thread_exit(void);
+
+/*
+ * The entry point for other hooks (PLT calls): record an ENTRY of IP at DEPTH and TIME with
+ * the argument list that FLIGHTREC_ARGUMENT gives the function at IP, reading the values from
+ * REGS (same layout) and STACK. Same return as mc_args_entry.
+ */
+int mcount_args_capture(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t time,
+			const uintptr_t *regs, const uintptr_t *stack);
+
+#pragma GCC visibility pop
+
+#endif

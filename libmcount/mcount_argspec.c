@@ -1,0 +1,346 @@
+/*
+ * mcount_argspec: parsing and merging -A/-R specs (mcount_argspec.h), uftrace 0.13's rules:
+ *
+ *   item      argN | fpargN | retval, then "/FMT[BITS]" and/or "%REG" / "%stackN"
+ *   FMT       d i u x s c f p S e:NAME (t, structs by value, is refused); BITS 8 16 32 64,
+ *             or 80 for floats; argN/f is fpargN; the default size is 8 (c: 1)
+ *   merge     per function, entries in order: an item of the same type and index (register,
+ *             stack offset) as one already listed replaces it in place, unless the listed one
+ *             came from an exact name and this one from a regex; others are appended
+ *
+ * Everything here is plain string work on caller-provided storage (see the header).
+ */
+#include "libmcount/mcount_argspec.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static void ma_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void ma_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* a decimal (or 0x) number at *p, as strtol(.., 0) reads it; *p moves past it */
+static long ma_number(const char **p, const char *end)
+{
+	const char *s = *p;
+	long v = 0, sign = 1;
+	int base = 10;
+
+	if (s < end && (*s == '+' || *s == '-')) {
+		sign = *s == '-' ? -1 : 1;
+		s++;
+	}
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s < end && *s == '0') {
+		base = 8;
+	}
+	for (; s < end; s++) {
+		int d = isdigit((unsigned char)*s) ? *s - '0' :
+			isxdigit((unsigned char)*s) ? (tolower((unsigned char)*s) - 'a' + 10) :
+						      99;
+		if (d >= base)
+			break;
+		if (v < 100000)
+			v = v * base + d;
+	}
+	*p = s;
+	return v * sign;
+}
+
+static const char *const ma_regs[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+
+/* uftrace's register number of NAME (LEN bytes, any case), -1 if none */
+static int ma_reg(const char *name, size_t len)
+{
+	for (int i = 0; i < 6; i++)
+		if (strlen(ma_regs[i]) == len && !strncasecmp(name, ma_regs[i], len))
+			return i + 1;
+	if (len == 4 && !strncasecmp(name, "xmm", 3) && name[3] >= '0' && name[3] <= '7')
+		return MC_REG_XMM0 + (name[3] - '0');
+	return -1;
+}
+
+int mc_arg_parse(struct mc_arg *a, const char *item, size_t len, char *err, size_t errlen)
+{
+	const char *p = item, *end = item + len;
+	int bits;
+
+	memset(a, 0, sizeof(*a));
+	a->fmt = 'd';
+	a->size = 8;
+	if (len > 3 && !strncmp(p, "arg", 3) && isdigit((unsigned char)p[3])) {
+		p += 3;
+		a->idx = (uint8_t)ma_number(&p, end);
+		a->type = MC_AT_INDEX;
+	} else if (len >= 6 && !strncmp(p, "retval", 6)) {
+		p += 6;
+		a->type = MC_AT_INDEX;
+	} else if (len > 5 && !strncmp(p, "fparg", 5) && isdigit((unsigned char)p[5])) {
+		p += 5;
+		a->idx = (uint8_t)ma_number(&p, end);
+		a->type = MC_AT_FLOAT;
+		a->fmt = 'f';
+	} else {
+		ma_err(err, errlen, "'%.*s': not argN, fpargN or retval", (int)len, item);
+		return -1;
+	}
+	if (p == end)
+		return 0;
+	if (*p == '%')
+		goto location;
+	if (*p != '/')
+		goto bad;
+	p++;
+	if (p == end)
+		goto bad;
+	switch (*p) {
+	case 'd':
+	case 'i':
+	case 'u':
+	case 'x':
+	case 's':
+	case 'p':
+	case 'S':
+		a->fmt = *p;
+		break;
+	case 'c':
+		a->fmt = 'c';
+		a->size = 1;
+		break;
+	case 'f':
+		a->fmt = 'f';
+		a->type = MC_AT_FLOAT;
+		a->size = 8;
+		break;
+	case 'e':
+		/* an enum: the value as an integer, its name for the reader */
+		if (end - p < 3 || p[1] != ':' || !(isalpha((unsigned char)p[2]) || p[2] == '_')) {
+			ma_err(err, errlen, "'%.*s': an enum is /e:NAME", (int)len, item);
+			return -1;
+		}
+		a->fmt = 'e';
+		p += 2;
+		while (p < end && *p != '%')
+			p++;
+		goto location;
+	default:
+		if (a->fmt == 'f' && isdigit((unsigned char)*p))
+			goto size;
+		ma_err(err, errlen, "'%.*s': unsupported format '%c' (d i u x s c f p S e)",
+		       (int)len, item, *p);
+		return -1;
+	}
+	p++;
+	if (p == end)
+		return 0;
+	if (*p == '%')
+		goto location;
+size:
+	bits = (int)ma_number(&p, end);
+	if (bits == 8 || bits == 16 || bits == 32 || bits == 64)
+		a->size = (uint8_t)(bits / 8);
+	else if (bits == 80 && a->fmt == 'f')
+		a->size = 10;
+	else {
+		ma_err(err, errlen, "'%.*s': unsupported size (8 16 32 64, 80 for floats)",
+		       (int)len, item);
+		return -1;
+	}
+location:
+	if (p == end)
+		return 0;
+	if (*p != '%')
+		goto bad;
+	p++;
+	if (end - p >= 5 && !strncmp(p, "stack", 5)) {
+		p += 5;
+		a->stack_ofs = (int16_t)ma_number(&p, end);
+		a->type = MC_AT_STACK;
+		return 0; /* uftrace reads the number and ignores what follows */
+	} else {
+		int r = ma_reg(p, (size_t)(end - p));
+		if (r < 0) {
+			ma_err(err, errlen, "'%.*s': unknown register (rdi rsi rdx rcx r8 r9 "
+			       "xmm0-xmm7, or stackN)", (int)len, item);
+			return -1;
+		}
+		a->reg = (uint8_t)r;
+		a->type = MC_AT_REG;
+		return 0;
+	}
+bad:
+	ma_err(err, errlen, "'%.*s': cannot parse", (int)len, item);
+	return -1;
+}
+
+/* uftrace's trigger actions: words that are neither an argument nor a module name */
+static const char *const ma_actions[] = { "depth=", "filter", "notrace", "trace_on", "trace_off",
+					  "trace", "recover", "color=", "time=", "read=",
+					  "finish", "auto-args", "hide", "size=", "call=" };
+
+static int ma_item(struct mc_argrule *r, const char *s, size_t n, int kind, char *err,
+		   size_t errlen)
+{
+	int is_arg = (n > 3 && !strncasecmp(s, "arg", 3)) || (n > 5 && !strncasecmp(s, "fparg", 5));
+	int is_ret = n >= 6 && !strncasecmp(s, "retval", 6);
+
+	if (is_arg || is_ret) {
+		if ((is_arg && kind != MC_AR_ARG) || (is_ret && kind != MC_AR_RET))
+			return 0; /* an action of the other option: uftrace ignores it */
+		if (r->n == MC_ARGS_MAX) {
+			ma_err(err, errlen, "more than %d arguments in one entry", MC_ARGS_MAX);
+			return -1;
+		}
+		if (mc_arg_parse(&r->a[r->n], s, n, err, errlen) < 0)
+			return -1;
+		r->n++;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(ma_actions) / sizeof(ma_actions[0]); i++)
+		if (!strncasecmp(s, ma_actions[i], strlen(ma_actions[i])))
+			return 0;
+	/* a module name; uftrace takes the first one and ignores the others */
+	if (r->module[0])
+		return 0;
+	if (n >= sizeof(r->module)) {
+		ma_err(err, errlen, "module name '%.*s' too long", (int)n, s);
+		return -1;
+	}
+	memcpy(r->module, s, n);
+	r->module[n] = '\0';
+	return 0;
+}
+
+int mc_argspec_parse(struct mc_argspec_set *s, const char *list, int kind, int glob, char *err,
+		     size_t errlen)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		const char *e = strchr(p, ';'), *at, *q;
+		struct mc_argrule *r;
+		char perr[300];
+
+		if (!e)
+			e = p + strlen(p);
+		if (e == p) {
+			p = *e ? e + 1 : e;
+			continue;
+		}
+		if (s->n == MC_ARGRULES_MAX) {
+			ma_err(err, errlen, "more than %d entries", MC_ARGRULES_MAX);
+			return -1;
+		}
+		r = &s->r[s->n];
+		memset(r, 0, sizeof(*r) - sizeof(r->a));
+		r->kind = (uint8_t)kind;
+		at = memchr(p, '@', (size_t)(e - p));
+		if (!at)
+			at = e;
+		if (at == p) {
+			ma_err(err, errlen, "'%.*s': no function pattern", (int)(e - p), p);
+			return -1;
+		}
+		if (mc_pattern_compile(&r->patt, p, (size_t)(at - p), glob, perr, sizeof(perr)) <
+		    0) {
+			ma_err(err, errlen, "'%.*s': %s", (int)(at - p), p, perr);
+			return -1;
+		}
+		for (q = at < e ? at + 1 : e; q < e;) {
+			const char *c = memchr(q, ',', (size_t)(e - q));
+			if (!c)
+				c = e;
+			if (c > q && ma_item(r, q, (size_t)(c - q), kind, err, errlen) < 0)
+				return -1;
+			q = c + 1;
+		}
+		if (r->n == 0) {
+			/* "-A FUNC" alone asks for uftrace's auto spec (--auto-args' table) */
+			ma_err(err, errlen, "'%.*s': no %s (FUNC@%s...; the auto-args table is not "
+			       "supported)", (int)(e - p), p, kind == MC_AR_ARG ? "argN/fpargN" :
+			       "retval", kind == MC_AR_ARG ? "arg1" : "retval");
+			return -1;
+		}
+		s->n++;
+		p = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+int mc_argspec_module_is(const char *path, const char *module)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, module, strlen(module));
+}
+
+static int ma_same(const struct mc_arg *x, const struct mc_arg *y)
+{
+	if (x->type != y->type)
+		return 0;
+	switch (x->type) {
+	case MC_AT_INDEX:
+	case MC_AT_FLOAT:
+		return x->idx == y->idx;
+	case MC_AT_REG:
+		return x->reg == y->reg;
+	default:
+		return x->stack_ofs == y->stack_ofs;
+	}
+}
+
+void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char *name,
+		    const uint8_t *module_ok, struct mc_arglist *out)
+{
+	(void)path;
+	out->n = out->nargs = out->nret = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct mc_argrule *r = &s->r[i];
+		int exact = r->patt.type == MC_PATT_SIMPLE;
+
+		if (r->module[0] && !(module_ok && module_ok[i]))
+			continue;
+		if (!mc_pattern_match(&r->patt, name))
+			continue;
+		for (unsigned k = 0; k < r->n; k++) {
+			struct mc_arg a = r->a[k];
+			unsigned j;
+
+			a.exact = (uint8_t)exact;
+			for (j = 0; j < out->n && !ma_same(&out->a[j], &a); j++)
+				;
+			if (j < out->n) {
+				if (exact || !out->a[j].exact) {
+					uint8_t idx = out->a[j].idx;
+					out->a[j] = a;
+					out->a[j].idx = idx;
+				}
+				continue;
+			}
+			if (out->n == MC_ARGS_MAX)
+				continue; /* counted by the caller: it warns of none */
+			out->a[out->n++] = a;
+		}
+	}
+	for (unsigned j = 0; j < out->n; j++) {
+		if (out->a[j].idx == 0) /* uftrace: RETVAL_IDX, whatever the type */
+			out->nret++;
+		else
+			out->nargs++;
+	}
+}
