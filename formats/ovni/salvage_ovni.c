@@ -281,8 +281,14 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 		bool empty = true;
 		for (size_t i = 0; i < r->nr_chunks; i++)
 			empty &= r->chunks[i].len == r->chunks[i].off;
-		if (empty)
+		if (empty) {
+			/* nothing lost; a side file torn by a kill goes with the ring */
+			snprintf(side, sizeof(side), "%s.ovni", r->name);
+			unlinkat(ctx->ringdirfd, side, 0);
+			snprintf(side, sizeof(side), "%s.ovni.tmp", r->name);
+			unlinkat(ctx->ringdirfd, side, 0);
 			return 0;
+		}
 		rec_salvage_log(ctx, "%s: %s: its events have nowhere to go", r->name, why);
 		return -1;
 	}
@@ -388,6 +394,8 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 		}
 	}
 	snprintf(side, sizeof(side), "%s.ovni", r->name);
+	unlinkat(ctx->ringdirfd, side, 0);
+	snprintf(side, sizeof(side), "%s.ovni.tmp", r->name);
 	unlinkat(ctx->ringdirfd, side, 0);
 	return 0;
 }

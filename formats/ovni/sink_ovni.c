@@ -336,7 +336,7 @@ static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
 	struct oj *d = oj_new(OJ_OBJECT);
-	char name[64], *text = NULL;
+	char name[64], tmp[72], *text = NULL;
 	size_t len;
 	int fd;
 
@@ -358,11 +358,16 @@ static void ovni_write_sidecar(struct rec_thread *t, const struct ovni_paths *ps
 		return;
 	}
 	oj_free(d);
+	/* under a temporary name, then renamed: a SIGKILL mid-write must not leave a torn side
+	 * file in place of a whole one (salvage would find nowhere to send the ring's events) */
 	ovni_sidecar_name(name, sizeof(name), t);
-	fd = rec_open_write(rec_sess.ringdirfd, name, O_TRUNC);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	fd = rec_open_write(rec_sess.ringdirfd, tmp, O_TRUNC);
 	if (fd >= 0) {
-		rec_write_all(fd, text, len);
-		close(fd);
+		int bad = rec_write_all(fd, text, len) < 0;
+		bad |= close(fd) < 0;
+		if (bad || renameat(rec_sess.ringdirfd, tmp, rec_sess.ringdirfd, name) < 0)
+			unlinkat(rec_sess.ringdirfd, tmp, 0);
 	}
 	free(text);
 }

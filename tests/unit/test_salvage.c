@@ -792,6 +792,31 @@ static void test_ovni_stream(void **state)
 	assert_false(rec_salvage_needed(tmpdir));
 }
 
+/* A thread killed while ovni-rt wrote its side file: the side file is empty (or a leftover of
+ * its temporary name is there). The ring holds no event, so nothing is lost: salvage ends the
+ * ring and leaves neither file behind (e2e-salvage ovni/v3/block/tmpdir-fork saw
+ * "rings left after salvage: ring.P.T.ovni" now and then). */
+static void test_ovni_empty_side(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct unit_ring r;
+	char p[1024];
+	(void)state;
+	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni", PID, TID);
+	unit_write_file(tmpdir, p, "");
+	snprintf(p, sizeof(p), ".flightrec/ring.%d.%d.ovni.tmp", PID, TID);
+	unit_write_file(tmpdir, p, "{\"format\": ");
+	ring_create(&r, PID, TID, "ovni");
+	unit_ring_close(&r);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d.ovni", tmpdir, PID, TID);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/.flightrec/ring.%d.%d.ovni.tmp", tmpdir, PID, TID);
+	assert_int_equal(access(p, F_OK), -1);
+	assert_false(rec_salvage_needed(tmpdir));
+}
+
 /* --- Cacheray: one trace for all threads; a write cut short is not written twice ------------ */
 
 /* n WRITE records of thread tid, addresses from a0 */
@@ -1087,6 +1112,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ovni_empty_side, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cacheray_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cacheray_claims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cacheray_salvage_rerun, setup, teardown),
