@@ -604,28 +604,21 @@ static void xf_handle_custom(void *ev, size_t size)
 
 static void xf_parse(struct xf_flags *f, const char *s)
 {
-	const char *name, *val;
-	size_t nlen, vlen;
+	const char *name;
+	size_t nlen;
 	char v[32];
 
-	while (s && xray_flag_next(&s, &name, &nlen, &val, &vlen)) {
-		if (vlen >= sizeof(v))
-			continue;
-		memcpy(v, val, vlen);
-		v[vlen] = '\0';
-#define XF_IS(n) (nlen == sizeof(n) - 1 && strncmp(name, n, nlen) == 0)
-		if (XF_IS("func_duration_threshold_us"))
+	while (xray_flag_next_value(&s, &name, &nlen, v, sizeof(v))) {
+		if (xray_flag_is(name, nlen, "func_duration_threshold_us"))
 			f->threshold_us = atol(v);
-		else if (XF_IS("grace_period_ms"))
+		else if (xray_flag_is(name, nlen, "grace_period_ms"))
 			f->grace_ms = atol(v);
-		else if (XF_IS("buffer_size"))
+		else if (xray_flag_is(name, nlen, "buffer_size"))
 			f->buffer_size = atol(v);
-		else if (XF_IS("buffer_max"))
+		else if (xray_flag_is(name, nlen, "buffer_max"))
 			f->buffer_max = atol(v);
-		else if (XF_IS("no_file_flush"))
-			f->no_file_flush =
-				!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
-#undef XF_IS
+		else if (xray_flag_is(name, nlen, "no_file_flush"))
+			f->no_file_flush = xray_flag_true(v);
 	}
 }
 

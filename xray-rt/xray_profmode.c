@@ -504,29 +504,23 @@ static int xp_reset(void)
 
 static void xp_parse(struct xp_flags *f, const char *s)
 {
-	const char *name, *val;
-	size_t nlen, vlen;
+	const char *name;
+	size_t nlen;
 	char v[32];
 
-	while (s && xray_flag_next(&s, &name, &nlen, &val, &vlen)) {
-		if (vlen >= sizeof(v))
-			continue;
-		memcpy(v, val, vlen);
-		v[vlen] = '\0';
-#define XP_IS(n) (nlen == sizeof(n) - 1 && strncmp(name, n, nlen) == 0)
-		if (XP_IS("per_thread_allocator_max"))
+	while (xray_flag_next_value(&s, &name, &nlen, v, sizeof(v))) {
+		if (xray_flag_is(name, nlen, "per_thread_allocator_max"))
 			f->per_thread_max = atol(v);
-		else if (XP_IS("global_allocator_max"))
+		else if (xray_flag_is(name, nlen, "global_allocator_max"))
 			f->global_max = atol(v);
-		else if (XP_IS("stack_allocator_max"))
+		else if (xray_flag_is(name, nlen, "stack_allocator_max"))
 			f->stack_max = atol(v);
-		else if (XP_IS("grace_period_ms"))
+		else if (xray_flag_is(name, nlen, "grace_period_ms"))
 			f->grace_ms = atol(v);
-		else if (XP_IS("buffers_max"))
+		else if (xray_flag_is(name, nlen, "buffers_max"))
 			f->buffers_max = atol(v);
-		else if (XP_IS("no_flush"))
-			f->no_flush = !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
-#undef XP_IS
+		else if (xray_flag_is(name, nlen, "no_flush"))
+			f->no_flush = xray_flag_true(v);
 	}
 }
 

@@ -8,6 +8,7 @@
 #define FLIGHTREC_XRAY_FLAGS_H
 
 #include <stddef.h>
+#include <string.h>
 
 static inline int xray_flag_sep(char c)
 {
@@ -43,6 +44,36 @@ static inline int xray_flag_next(const char **pp, const char **name, size_t *nle
 	}
 	*pp = p;
 	return 0;
+}
+
+/* The next pair whose value fits VAL (SIZE bytes with its NUL), the value copied there; a pair
+ * with a longer value is skipped: no flag the modes read takes one. 0 at the end. */
+static inline int xray_flag_next_value(const char **pp, const char **name, size_t *nlen,
+				       char *val, size_t size)
+{
+	const char *v;
+	size_t vlen;
+
+	while (*pp && xray_flag_next(pp, name, nlen, &v, &vlen)) {
+		if (vlen >= size)
+			continue;
+		memcpy(val, v, vlen);
+		val[vlen] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* Is the pair's NAME (NLEN bytes) the flag WANT? */
+static inline int xray_flag_is(const char *name, size_t nlen, const char *want)
+{
+	return strlen(want) == nlen && strncmp(name, want, nlen) == 0;
+}
+
+/* A boolean flag's value as compiler-rt's flag parser reads it for these modes */
+static inline int xray_flag_true(const char *v)
+{
+	return !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
 }
 
 #endif
