@@ -378,19 +378,24 @@ static void xf_rewind(struct xf_tld *t, uint64_t tsc)
 	}
 }
 
+/* Every record's start: room for s bytes (xf_prepare), then the thread's metadata where the
+ * buffer or the CPU changed (xf_preamble). Its result is xf_preamble's; -1 with the buffer
+ * given back when there is no room. */
+static int xf_begin(struct xf_tld *t, size_t s, uint64_t tsc, uint16_t cpu)
+{
+	int pre = xf_prepare(t, s) < 0 ? -1 : xf_preamble(t, tsc, cpu);
+
+	if (pre < 0)
+		xf_return_buffer(t);
+	return pre;
+}
+
 static void xf_enter(struct xf_tld *t, int32_t fid, uint64_t tsc, uint16_t cpu)
 {
-	int pre;
+	int pre = xf_begin(t, FDR_META_SIZE + FDR_FN_SIZE, tsc, cpu);
 
-	if (xf_prepare(t, FDR_META_SIZE + FDR_FN_SIZE) < 0) {
-		xf_return_buffer(t);
+	if (pre < 0)
 		return;
-	}
-	pre = xf_preamble(t, tsc, cpu);
-	if (pre < 0) {
-		xf_return_buffer(t);
-		return;
-	}
 	if (pre == 1) {
 		t->undo_enters = 1;
 		t->undo_tails = 0;
@@ -405,17 +410,10 @@ static void xf_enter(struct xf_tld *t, int32_t fid, uint64_t tsc, uint16_t cpu)
 
 static void xf_exit(struct xf_tld *t, int32_t fid, uint64_t tsc, uint16_t cpu, int tail)
 {
-	int pre;
+	int pre = xf_begin(t, FDR_META_SIZE + FDR_FN_SIZE, tsc, cpu);
 
-	if (xf_prepare(t, FDR_META_SIZE + FDR_FN_SIZE) < 0) {
-		xf_return_buffer(t);
+	if (pre < 0)
 		return;
-	}
-	pre = xf_preamble(t, tsc, cpu);
-	if (pre < 0) {
-		xf_return_buffer(t);
-		return;
-	}
 	if (pre == 0 && t->undo_enters != 0 && tsc - t->last_entry_tsc < xf_threshold) {
 		xf_rewind(t, tsc);
 		return;
@@ -435,10 +433,8 @@ static void xf_enter_arg(struct xf_tld *t, int32_t fid, uint64_t tsc, uint16_t c
 {
 	uint8_t r[FDR_META_SIZE];
 
-	if (xf_prepare(t, 2 * FDR_META_SIZE + FDR_FN_SIZE) < 0 || xf_preamble(t, tsc, cpu) < 0) {
-		xf_return_buffer(t);
+	if (xf_begin(t, 2 * FDR_META_SIZE + FDR_FN_SIZE, tsc, cpu) < 0)
 		return;
-	}
 	uint64_t d = tsc - t->latest_tsc;
 	t->latest_tsc = tsc;
 	t->last_entry_tsc = 0;
@@ -452,11 +448,12 @@ static void xf_custom(struct xf_tld *t, uint64_t tsc, uint16_t cpu, const void *
 {
 	uint8_t r[FDR_META_SIZE];
 
-	if (size < 0 || (size_t)size + 2 * FDR_META_SIZE > xf_q.bsize ||
-	    xf_prepare(t, 2 * FDR_META_SIZE + (size_t)size) < 0 || xf_preamble(t, tsc, cpu) < 0) {
+	if (size < 0 || (size_t)size + 2 * FDR_META_SIZE > xf_q.bsize) {
 		xf_return_buffer(t);
 		return;
 	}
+	if (xf_begin(t, 2 * FDR_META_SIZE + (size_t)size, tsc, cpu) < 0)
+		return;
 	uint64_t d = tsc - t->latest_tsc;
 	t->latest_tsc = tsc;
 	t->undo_enters = t->undo_tails = 0;
