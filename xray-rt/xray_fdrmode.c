@@ -544,7 +544,9 @@ static uint64_t xf_hz(void)
 	return xf_tsc_ok() ? rec_clock_g.tsc_hz : 1000000000ull;
 }
 
-void xf_handle_arg0(int32_t fid, int type)
+/* One call's record, arg NULL for the plain handler (an entry with an argument gets the
+ * argument record after it, as compiler-rt's handleArg1) */
+static void xf_handle(int32_t fid, int type, const uint64_t *arg)
 {
 	uint16_t cpu;
 	uint64_t tsc = xf_now(&cpu);
@@ -555,31 +557,26 @@ void xf_handle_arg0(int32_t fid, int type)
 	xf_running = 1;
 	t = xf_setup();
 	if (t) {
-		if (type == XF_ENTRY || type == XF_LOG_ARGS_ENTRY)
-			xf_enter(t, fid, tsc, cpu);
-		else if (type == XF_EXIT || type == XF_TAIL)
+		if (type == XF_ENTRY || type == XF_LOG_ARGS_ENTRY) {
+			if (arg)
+				xf_enter_arg(t, fid, tsc, cpu, *arg);
+			else
+				xf_enter(t, fid, tsc, cpu);
+		} else if (type == XF_EXIT || type == XF_TAIL) {
 			xf_exit(t, fid, tsc, cpu, type == XF_TAIL);
+		}
 	}
 	xf_running = 0;
 }
 
+void xf_handle_arg0(int32_t fid, int type)
+{
+	xf_handle(fid, type, NULL);
+}
+
 static void xf_handle_arg1(int32_t fid, int type, uint64_t arg)
 {
-	uint16_t cpu;
-	uint64_t tsc = xf_now(&cpu);
-	struct xf_tld *t;
-
-	if (xf_running)
-		return;
-	xf_running = 1;
-	t = xf_setup();
-	if (t) {
-		if (type == XF_ENTRY || type == XF_LOG_ARGS_ENTRY)
-			xf_enter_arg(t, fid, tsc, cpu, arg);
-		else if (type == XF_EXIT || type == XF_TAIL)
-			xf_exit(t, fid, tsc, cpu, type == XF_TAIL);
-	}
-	xf_running = 0;
+	xf_handle(fid, type, &arg);
 }
 
 static void xf_handle_custom(void *ev, size_t size)
