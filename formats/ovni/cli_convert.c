@@ -293,12 +293,6 @@ struct ovc_rec {
 	uint64_t ns;
 };
 
-struct ovc_head {
-	struct ovr_cursor c;
-	struct ovr_event ev;
-	size_t idx; /* ties in clock go in stream order, as ovniemu's player */
-};
-
 struct ovc_tstate {
 	int active; /* Running, Cooling or Warming */
 	int cpu;    /* logical index, -1 none or virtual */
@@ -310,32 +304,6 @@ struct ovc_cpus {
 	size_t ncpus;
 	struct ovc_tstate *ts; /* per stream */
 };
-
-static int ovc_before(const struct ovc_head *a, const struct ovc_head *b)
-{
-	if (a->ev.clock != b->ev.clock)
-		return (int64_t)a->ev.clock < (int64_t)b->ev.clock;
-	return a->idx < b->idx;
-}
-
-static void ovc_sift(struct ovc_head **h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct ovc_head *tmp;
-
-		if (l < n && ovc_before(h[l], h[m]))
-			m = l;
-		if (r < n && ovc_before(h[r], h[m]))
-			m = r;
-		if (m == i)
-			return;
-		tmp = h[i];
-		h[i] = h[m];
-		h[m] = tmp;
-		i = m;
-	}
-}
 
 static int ovc_put(struct ovc_cpus *k, int cpu, int stream, uint64_t ns)
 {
@@ -431,48 +399,25 @@ static int ovc_cpu_event(const struct ovr_trace *t, size_t loom, struct ovc_cpus
 static int ovc_cpu_pass(const struct ovr_trace *t, size_t loom, struct ovc_cpus *k, uint64_t t0,
 			struct rd_error *err)
 {
-	struct ovc_head *heads = calloc(t->nstreams, sizeof(*heads));
-	struct ovc_head **heap = calloc(t->nstreams, sizeof(*heap));
-	size_t n = 0;
+	const struct ovr_event *ev;
+	struct ovr_merge m;
+	size_t si;
 	int ret = -1, r;
 
-	if (!heads || !heap)
-		goto out;
 	for (size_t i = 0; i < t->nstreams; i++) {
 		k->ts[i].active = 0;
 		k->ts[i].cpu = -1;
-		if (t->procs[t->streams[i].proc].loom != loom)
-			continue;
-		ovr_cursor_init(&heads[i].c, t, &t->streams[i]);
-		heads[i].idx = i;
-		r = ovr_cursor_next(&heads[i].c, &heads[i].ev, err);
-		if (r < 0) {
-			ret = 1;
-			goto out;
-		}
-		if (r > 0)
-			heap[n++] = &heads[i];
 	}
-	for (size_t i = n / 2; i-- > 0;)
-		ovc_sift(heap, n, i);
-	while (n > 0) {
-		struct ovc_head *h = heap[0];
-
-		if (ovc_cpu_event(t, loom, k, h->idx, &h->ev, t0) < 0)
-			goto out;
-		r = ovr_cursor_next(&h->c, &h->ev, err);
-		if (r < 0) {
-			ret = 1; /* what came before is kept: the thread tracks said why */
-			goto out;
-		}
-		if (r == 0)
-			heap[0] = heap[--n];
-		ovc_sift(heap, n, 0);
+	if (ovr_merge_init(&m, t, loom, err) < 0) {
+		ret = rd_error_isset(err) ? 1 : -1;
+		goto out;
 	}
-	ret = 0;
+	while ((r = ovr_merge_next(&m, &ev, &si, err)) > 0)
+		if (ovc_cpu_event(t, loom, k, si, ev, t0) < 0)
+			goto out;
+	ret = r < 0 ? 1 : 0; /* 1: what came before is kept, the thread tracks said why */
 out:
-	free(heads);
-	free(heap);
+	ovr_merge_close(&m);
 	return ret;
 }
 

@@ -80,37 +80,6 @@ static int ovni_verify(const char *path, const struct cli_verify_opts *o)
 
 /* --- dump ----------------------------------------------------------------------------- */
 
-struct ovni_head {
-	struct ovr_cursor c;
-	struct ovr_event ev;
-	size_t idx; /* stream index: ties in clock go in stream order, as ovniemu's player */
-};
-
-static bool ovni_before(const struct ovni_head *a, const struct ovni_head *b)
-{
-	if (a->ev.clock != b->ev.clock)
-		return (int64_t)a->ev.clock < (int64_t)b->ev.clock;
-	return a->idx < b->idx;
-}
-
-static void ovni_sift_down(struct ovni_head **h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct ovni_head *tmp;
-		if (l < n && ovni_before(h[l], h[m]))
-			m = l;
-		if (r < n && ovni_before(h[r], h[m]))
-			m = r;
-		if (m == i)
-			return;
-		tmp = h[i];
-		h[i] = h[m];
-		h[m] = tmp;
-		i = m;
-	}
-}
-
 static void ovni_print_event(const struct ovr_stream *s, const struct ovr_event *ev, bool offsets)
 {
 	if (offsets)
@@ -163,10 +132,11 @@ static void ovni_dump_headers(const struct ovr_trace *t)
 static int ovni_dump(const char *path, const struct cli_dump_opts *o)
 {
 	struct ovr_trace *t = ovni_load(path);
-	struct ovni_head *heads, **heap;
+	const struct ovr_event *ev;
+	struct ovr_merge m;
 	struct rd_error err;
-	size_t n = 0;
-	int ret = CLI_OK;
+	size_t si;
+	int ret = CLI_OK, r;
 
 	if (!t)
 		return CLI_BAD_TRACE;
@@ -176,44 +146,19 @@ static int ovni_dump(const char *path, const struct cli_dump_opts *o)
 		return CLI_OK;
 	}
 	rd_error_clear(&err);
-	heads = calloc(t->nstreams, sizeof(*heads));
-	heap = calloc(t->nstreams, sizeof(*heap));
-	if (!heads || !heap) {
-		cli_err("out of memory");
+	r = ovr_merge_init(&m, t, OVR_ALL_LOOMS, &err);
+	if (r == 0)
+		while ((r = ovr_merge_next(&m, &ev, &si, &err)) > 0)
+			ovni_print_event(&t->streams[si], ev, o->offsets);
+	if (r < 0) {
+		fflush(stdout);
+		if (rd_error_isset(&err))
+			rd_error_print(stderr, &err);
+		else
+			cli_err("out of memory");
 		ret = CLI_BAD_TRACE;
-		goto out;
 	}
-	for (size_t i = 0; i < t->nstreams; i++) {
-		int r;
-		ovr_cursor_init(&heads[i].c, t, &t->streams[i]);
-		heads[i].idx = i;
-		r = ovr_cursor_next(&heads[i].c, &heads[i].ev, &err);
-		if (r < 0)
-			goto bad;
-		if (r > 0)
-			heap[n++] = &heads[i];
-	}
-	for (size_t i = n / 2; i-- > 0;)
-		ovni_sift_down(heap, n, i);
-	while (n > 0) {
-		struct ovni_head *h = heap[0];
-		int r;
-		ovni_print_event(h->c.stream, &h->ev, o->offsets);
-		r = ovr_cursor_next(&h->c, &h->ev, &err);
-		if (r < 0)
-			goto bad;
-		if (r == 0)
-			heap[0] = heap[--n];
-		ovni_sift_down(heap, n, 0);
-	}
-	goto out;
-bad:
-	fflush(stdout);
-	rd_error_print(stderr, &err);
-	ret = CLI_BAD_TRACE;
-out:
-	free(heads);
-	free(heap);
+	ovr_merge_close(&m);
 	ovr_close(t);
 	return ret;
 }

@@ -915,3 +915,90 @@ int ovr_cursor_next(struct ovr_cursor *c, struct ovr_event *ev, struct rd_error 
 	c->off += ev->size;
 	return 1;
 }
+/* --- streams merged by clock --------------------------------------------------------------- */
+
+static bool ovr_merge_before(const struct ovr_merge_head *a, const struct ovr_merge_head *b)
+{
+	if (a->ev.clock != b->ev.clock)
+		return (int64_t)a->ev.clock < (int64_t)b->ev.clock;
+	return a->idx < b->idx;
+}
+
+static void ovr_merge_sift(struct ovr_merge *m, size_t i)
+{
+	struct ovr_merge_head **h = m->heap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, k = i;
+		struct ovr_merge_head *tmp;
+
+		if (l < m->n && ovr_merge_before(h[l], h[k]))
+			k = l;
+		if (r < m->n && ovr_merge_before(h[r], h[k]))
+			k = r;
+		if (k == i)
+			return;
+		tmp = h[i];
+		h[i] = h[k];
+		h[k] = tmp;
+		i = k;
+	}
+}
+
+int ovr_merge_init(struct ovr_merge *m, const struct ovr_trace *t, size_t loom,
+		   struct rd_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	m->heads = calloc(t->nstreams ? t->nstreams : 1, sizeof(*m->heads));
+	m->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*m->heap));
+	if (!m->heads || !m->heap)
+		return -1;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct ovr_merge_head *h = &m->heads[i];
+		int r;
+
+		if (loom != OVR_ALL_LOOMS && t->procs[t->streams[i].proc].loom != loom)
+			continue;
+		ovr_cursor_init(&h->c, t, &t->streams[i]);
+		h->idx = i;
+		r = ovr_cursor_next(&h->c, &h->ev, err);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			m->heap[m->n++] = h;
+	}
+	for (size_t i = m->n / 2; i-- > 0;)
+		ovr_merge_sift(m, i);
+	return 0;
+}
+
+int ovr_merge_next(struct ovr_merge *m, const struct ovr_event **ev, size_t *stream,
+		   struct rd_error *err)
+{
+	if (m->pending) {
+		struct ovr_merge_head *h = m->heap[0];
+		int r = ovr_cursor_next(&h->c, &h->ev, err);
+
+		if (r < 0)
+			return -1;
+		m->pending = false;
+		if (r == 0)
+			m->heap[0] = m->heap[--m->n];
+		ovr_merge_sift(m, 0);
+	}
+	if (m->n == 0)
+		return 0;
+	m->pending = true;
+	*ev = &m->heap[0]->ev;
+	*stream = m->heap[0]->idx;
+	return 1;
+}
+
+void ovr_merge_close(struct ovr_merge *m)
+{
+	free(m->heads);
+	free(m->heap);
+	m->heads = NULL;
+	m->heap = NULL;
+	m->n = 0;
+}

@@ -146,6 +146,32 @@ void ovr_cursor_init(struct ovr_cursor *c, const struct ovr_trace *t, const stru
 /* 1 with *ev filled, 0 at the end, -1 on a broken rule (err set) */
 int ovr_cursor_next(struct ovr_cursor *c, struct ovr_event *ev, struct rd_error *err);
 
+/* The streams merged by clock, ties in stream order, as ovniemu's player: the order dump shows
+ * and convert reads. */
+struct ovr_merge_head {
+	struct ovr_cursor c;
+	struct ovr_event ev;
+	size_t idx; /* stream index */
+};
+
+struct ovr_merge {
+	struct ovr_merge_head *heads, **heap;
+	size_t n;
+	bool pending; /* the event last returned is still on top: advance it first */
+};
+
+#define OVR_ALL_LOOMS ((size_t)-1)
+
+/* Every stream of LOOM (OVR_ALL_LOOMS: of the trace). 0; -1 on a broken rule (err set) or out of
+ * memory (err clear). ovr_merge_close in both cases. */
+int ovr_merge_init(struct ovr_merge *m, const struct ovr_trace *t, size_t loom,
+		   struct rd_error *err);
+/* 1 with *ev (valid until the next call) and *stream set to the earliest event left, 0 at the
+ * end, -1 on a broken rule (err set) */
+int ovr_merge_next(struct ovr_merge *m, const struct ovr_event **ev, size_t *stream,
+		   struct rd_error *err);
+void ovr_merge_close(struct ovr_merge *m);
+
 struct ovr_totals {
 	uint64_t events, flush_markers, jumbo, bytes;
 };
