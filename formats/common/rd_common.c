@@ -354,29 +354,6 @@ void rd_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 		qsort(base, n, size, cmp);
 }
 
-uint16_t rd_get16(const uint8_t *p, bool big)
-{
-	return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
-
-uint32_t rd_get32(const uint8_t *p, bool big)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[big ? 3 - i : i] << (8 * i);
-	return v;
-}
-
-uint64_t rd_get64(const uint8_t *p, bool big)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[big ? 7 - i : i] << (8 * i);
-	return v;
-}
-
 const char *rd_time_str(uint64_t ns, char buf[RD_TIME_LEN])
 {
 	snprintf(buf, RD_TIME_LEN, "%" PRIu64 ".%09" PRIu64, ns / RD_NSEC_PER_SEC,
@@ -386,9 +363,13 @@ const char *rd_time_str(uint64_t ns, char buf[RD_TIME_LEN])
 
 void rd_map_release(const void *base, size_t upto, size_t *done)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t end = upto & ~(page - 1);
+	size_t page, end;
 
+	/* called per record by the walkers: the common case must not reach sysconf */
+	if (upto < *done + RD_RELEASE_STEP)
+		return;
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	end = upto & ~(page - 1);
 	if (end < *done + RD_RELEASE_STEP)
 		return;
 	/* base is page-aligned (mmap's); *done is always a page boundary */

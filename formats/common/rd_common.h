@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* little-endian fields at P, any alignment (the traces are written on x86_64) */
 static inline uint16_t rd_le16(const uint8_t *p)
@@ -135,10 +136,34 @@ size_t rd_scan_rest(struct rd_scan *s, const char **start);
 
 bool rd_is_hex_string(const char *p, size_t len);
 
-/* integers stored little-endian (BIG false) or big-endian (BIG true), at any alignment */
-uint16_t rd_get16(const uint8_t *p, bool big);
-uint32_t rd_get32(const uint8_t *p, bool big);
-uint64_t rd_get64(const uint8_t *p, bool big);
+/*
+ * integers stored little-endian (BIG false) or big-endian (BIG true), at any alignment.
+ * Inline: every reader's record loop goes through them (an out-of-line byte loop was 38% of
+ * `flightrec verify`); memcpy compiles to one unaligned load, the swap to one bswap.
+ */
+static inline uint16_t rd_get16(const uint8_t *p, bool big)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) ? v : __builtin_bswap16(v);
+}
+
+static inline uint32_t rd_get32(const uint8_t *p, bool big)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) ? v : __builtin_bswap32(v);
+}
+
+static inline uint64_t rd_get64(const uint8_t *p, bool big)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return big == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) ? v : __builtin_bswap64(v);
+}
 
 #define RD_NSEC_PER_SEC UINT64_C(1000000000)
 #define RD_TIME_LEN 32

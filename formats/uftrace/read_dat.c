@@ -189,9 +189,18 @@ int ufr_dat_next(struct ufr_dat_iter *it, struct ufr_rec *rec, struct rd_error *
 	size_t avail;
 	bool failed;
 
-	avail = iter_fill(it, UFR_RECORD_SIZE, &p, err, &failed);
-	if (failed)
-		return -1;
+	/* the common case first: a whole record already in memory or in the window */
+	if (it->mem != NULL) {
+		p = it->mem + it->offset;
+		avail = it->mem_len - (size_t)it->offset;
+	} else if (it->win_len - it->win_pos >= UFR_RECORD_SIZE) {
+		p = it->win + it->win_pos;
+		avail = it->win_len - it->win_pos;
+	} else {
+		avail = iter_fill(it, UFR_RECORD_SIZE, &p, err, &failed);
+		if (failed)
+			return -1;
+	}
 	if (avail == 0)
 		return 0;
 	if (avail < UFR_RECORD_SIZE)
