@@ -1007,10 +1007,12 @@ const char *ufr_symbolize(struct ufr_data *d, const struct ufr_thread *t, uint64
 	if (s == NULL || !s->map_ok)
 		return NULL;
 	m = ufr_map_find(&s->map, addr);
-	if (m != NULL && strncmp(base_name(m->path), "libmcount", 9) != 0) {
-		/* (0.13 never resolves inside its own runtime, libmcount*) */
+	if (m != NULL) {
 		if (!m->symtab_tried) {
-			m->symtab = module_symtab(d, m->path, m->build_id);
+			/* (0.13 never resolves inside its own runtime, libmcount*); decided once
+			 * per module, not per record */
+			if (strncmp(base_name(m->path), "libmcount", 9) != 0)
+				m->symtab = module_symtab(d, m->path, m->build_id);
 			m->symtab_tried = true;
 		}
 		sym = m->symtab ? ufr_sym_find(m->symtab, addr - m->start) : NULL;
