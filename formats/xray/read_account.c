@@ -14,9 +14,13 @@
  *  - custom and typed events are records (the TSC rule applies); CallArguments are not.
  *  - a basic-mode log (read_xray_basic.c) has no block index: its records are replayed in
  *    file order, so the base is the file's first record's TSC.
- * Two passes over the bytes: the stacks, the threads and their first TSC in file order; then,
- * the first thread known, the TSC rule. Invariant: both walk the grammar first, so a record
- * seen here is well formed.
+ * One pass over the bytes, with the grammar's walk: the stacks, the threads, their first TSC
+ * in file order and the lowest TSC of each thread's records (after its base, for the thread
+ * that sets it); the first thread known, those minima say whether the TSC rule breaks, and
+ * only then a second pass finds the first record that breaks it. Invariant: a grammar error
+ * anywhere wins over an accounting error (the accounting's first is kept aside until the walk
+ * ends), as when the grammar was walked on its own first; a record accounted is well formed up
+ * to the point the walk reached.
  */
 #include "formats/xray/read_xray.h"
 #include "formats/xray/xray_order.h"
@@ -31,6 +35,10 @@ struct acct_key {
 	bool has_base;
 	uint64_t base;	   /* its first non-zero TSC */
 	uint64_t base_off; /* and where that record is */
+	bool has_min;
+	uint64_t min;	   /* the lowest TSC of its records (after base_off once has_base) */
+	bool has_min_all;
+	uint64_t min_all;  /* the lowest TSC of all its records */
 };
 
 struct acct_stack {
@@ -46,6 +54,8 @@ struct acct {
 	size_t nkeys, capkeys;
 	struct acct_stack *stacks;
 	size_t nstacks, capstacks;
+	size_t last_key, last_stack; /* the last found (indices: the arrays move) */
+	bool failed; /* pass 1 found its first error (in err); it accounts no more */
 	/* pass 2 */
 	const struct acct_key *first;
 	uint64_t base;
@@ -65,9 +75,15 @@ static int acct_oom(struct acct *a)
  * order in which llvm-xray's index inserts them */
 static struct acct_key *acct_key(struct acct *a, const struct xfr_rec *r)
 {
+	/* a block's records share their key: try the last one first */
+	if (a->last_key < a->nkeys && a->keys[a->last_key].pid == r->pid &&
+	    a->keys[a->last_key].tid == r->tid)
+		return &a->keys[a->last_key];
 	for (size_t i = a->nkeys; i-- > 0;)
-		if (a->keys[i].pid == r->pid && a->keys[i].tid == r->tid)
+		if (a->keys[i].pid == r->pid && a->keys[i].tid == r->tid) {
+			a->last_key = i;
 			return &a->keys[i];
+		}
 	if (a->nkeys == a->capkeys) {
 		size_t cap = a->capkeys ? a->capkeys * 2 : 16;
 		struct acct_key *k = realloc(a->keys, cap * sizeof(*k));
@@ -85,9 +101,13 @@ static struct acct_key *acct_key(struct acct *a, const struct xfr_rec *r)
 
 static struct acct_stack *acct_stack(struct acct *a, int32_t tid)
 {
+	if (a->last_stack < a->nstacks && a->stacks[a->last_stack].tid == tid)
+		return &a->stacks[a->last_stack];
 	for (size_t i = a->nstacks; i-- > 0;)
-		if (a->stacks[i].tid == tid)
+		if (a->stacks[i].tid == tid) {
+			a->last_stack = i;
 			return &a->stacks[i];
+		}
 	if (a->nstacks == a->capstacks) {
 		size_t cap = a->capstacks ? a->capstacks * 2 : 16;
 		struct acct_stack *s = realloc(a->stacks, cap * sizeof(*s));
@@ -150,7 +170,16 @@ static int acct_exit(struct acct *a, struct acct_stack *s, const struct xfr_rec 
 			    what, r->fid, (int)r->tid, s->fid[s->n - 1]);
 }
 
-/* pass 1: stacks, keys, each key's first non-zero TSC */
+/* pass 1 runs inside the grammar's walk: its first error is kept and the walk goes on, so
+ * that a grammar error later in the file still wins */
+static int acct_fail(struct acct *a, int ret)
+{
+	if (ret < 0)
+		a->failed = true;
+	return 0;
+}
+
+/* pass 1: stacks, keys, each key's first non-zero TSC and lowest TSCs */
 static int acct_pass1(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
 {
 	struct acct *a = ctx;
@@ -158,26 +187,46 @@ static int acct_pass1(void *ctx, const struct xfr_header *h, const struct xfr_re
 	struct acct_stack *s;
 
 	(void)h;
-	if (r->kind != XFR_NEW_CPU && !acct_is_record(r))
+	if (a->failed || (r->kind != XFR_NEW_CPU && !acct_is_record(r)))
 		return 0;
 	k = acct_key(a, r);
 	if (!k)
-		return acct_oom(a);
+		return acct_fail(a, acct_oom(a));
 	if (!acct_is_record(r))
 		return 0;
+	if (!k->has_min_all || r->tsc < k->min_all) {
+		k->has_min_all = true;
+		k->min_all = r->tsc;
+	}
 	if (!k->has_base && r->tsc != 0) {
 		k->has_base = true;
 		k->base = r->tsc;
 		k->base_off = r->off;
+	} else if (k->has_base && (!k->has_min || r->tsc < k->min)) {
+		k->has_min = true;
+		k->min = r->tsc;
 	}
 	if (r->kind != XFR_FUNCTION)
 		return 0;
 	s = acct_stack(a, r->tid);
 	if (!s)
-		return acct_oom(a);
+		return acct_fail(a, acct_oom(a));
 	if (r->fn_type == XFR_ENTER || r->fn_type == XFR_ENTER_ARGS)
-		return acct_push(a, s, r->fid);
-	return acct_exit(a, s, r);
+		return acct_fail(a, acct_push(a, s, r->fid));
+	return acct_fail(a, acct_exit(a, s, r));
+}
+
+/* whether any record pass 2 would look at is below the base (from pass 1's minima) */
+static bool acct_tsc_rule_breaks(const struct acct *a)
+{
+	for (size_t i = 0; i < a->nkeys; i++) {
+		const struct acct_key *k = &a->keys[i];
+
+		if (k == a->first ? k->has_min && k->min < a->base
+				  : k->has_min_all && k->min_all < a->base)
+			return true;
+	}
+	return false;
 }
 
 /* pass 2: every record replayed after the base must not be below it */
@@ -227,23 +276,30 @@ static const struct acct_key *acct_first(struct acct *a)
 	return first;
 }
 
-int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		   struct xfr_counts *c, struct rd_error *err)
+/* verify over DATA; MAPPED: a file mapping whose pages the walks give back (xfr_walk_map) */
+static int acct_verify(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		       struct xfr_counts *c, struct rd_error *err, bool mapped)
 {
+	int (*walk)(const uint8_t *, size_t, const char *, struct xfr_header *,
+		    struct xfr_counts *, xfr_rec_fn, void *, struct rd_error *) =
+		mapped ? xfr_walk_map : xfr_walk_buf;
 	struct acct a;
+	struct rd_error acct_err;
+	struct xfr_header hd;
 	int ret;
 
-	struct xfr_header hd;
-
-	ret = xfr_walk_buf(data, len, file, &hd, c, NULL, NULL, err);
-	if (ret < 0)
-		return ret;
-	if (h)
-		*h = hd;
 	memset(&a, 0, sizeof(a));
+	rd_error_clear(&acct_err);
 	a.file = file;
+	a.err = &acct_err;
+	ret = walk(data, len, file, &hd, c, acct_pass1, &a, err);
+	if (ret >= 0 && h)
+		*h = hd;
+	if (ret >= 0 && a.failed) {
+		*err = acct_err;
+		ret = -1;
+	}
 	a.err = err;
-	ret = xfr_walk_buf(data, len, file, NULL, NULL, acct_pass1, &a, err);
 	if (ret == 0 && a.nkeys > 0) {
 		/* a basic log is replayed in file order: its first record sets the base */
 		a.first = hd.type == 0 ? &a.keys[0] : acct_first(&a);
@@ -251,7 +307,8 @@ int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr
 		 * thread in the index's order, which the model does not give; not checked */
 		if (a.first && a.first->has_base) {
 			a.base = a.first->base;
-			ret = xfr_walk_buf(data, len, file, NULL, NULL, acct_pass2, &a, err);
+			if (acct_tsc_rule_breaks(&a))
+				ret = walk(data, len, file, NULL, NULL, acct_pass2, &a, err);
 		}
 	}
 	for (size_t i = 0; i < a.nstacks; i++)
@@ -259,4 +316,16 @@ int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr
 	free(a.stacks);
 	free(a.keys);
 	return ret < 0 ? -1 : ret;
+}
+
+int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		   struct xfr_counts *c, struct rd_error *err)
+{
+	return acct_verify(data, len, file, h, c, err, false);
+}
+
+int xfr_verify_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		   struct xfr_counts *c, struct rd_error *err)
+{
+	return acct_verify(data, len, file, h, c, err, true);
 }

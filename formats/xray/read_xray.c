@@ -471,6 +471,12 @@ int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_h
 	return walk_mem(data, len, file, h, c, fn, ctx, err, false);
 }
 
+int xfr_walk_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
+{
+	return walk_mem(data, len, file, h, c, fn, ctx, err, true);
+}
+
 /* the walk (fn set) or xfr_verify_buf (fn NULL, verify) over the file mapped */
 static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
 		     void *ctx, bool verify, struct rd_error *err)
@@ -501,7 +507,7 @@ static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *
 	}
 	close(fd);
 	if (verify)
-		ret = xfr_verify_buf(m, (size_t)st.st_size, path, h, c, err);
+		ret = xfr_verify_map(m, (size_t)st.st_size, path, h, c, err);
 	else
 		ret = walk_mem(m, (size_t)st.st_size, path, h, c, fn, ctx, err, m != NULL);
 	if (m)

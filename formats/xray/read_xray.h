@@ -115,6 +115,10 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 /* Same over bytes in memory (FILE names them in errors); for tests and fuzzers. */
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
+/* Same over a private read-only mapping of the file, whose pages it gives back as it walks
+ * (MADV_DONTNEED), so memory stays bounded: a later read of DATA faults them in again. */
+int xfr_walk_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
 
 /*
  * compiler-rt's basic-mode ("naive") logs, which xfr_walk_buf hands here (header type 0):
@@ -147,6 +151,9 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
  */
 int xfr_verify(const char *path, struct xfr_header *h, struct xfr_counts *c, struct rd_error *err);
 int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
+		   struct xfr_counts *c, struct rd_error *err);
+/* xfr_verify_buf over a mapping as xfr_walk_map takes it */
+int xfr_verify_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		   struct xfr_counts *c, struct rd_error *err);
 
 const char *xfr_kind_name(int kind);
