@@ -385,8 +385,8 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *re
 	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK, regs);
 }
 
-/* regs: the entry hook's saved registers for -A (mcount_trampoline.S's layout), NULL where
- * there are none (a library call's: -A does not reach library calls yet) */
+/* regs: the entry hook's saved registers for -A (SAVE_ARGS's layout, mcount_save_asm.h: the
+ * -pg trampolines' and the PLT hooker's), NULL where there are none */
 void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind,
 		     const uintptr_t *regs)
 {

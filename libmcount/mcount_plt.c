@@ -44,6 +44,7 @@
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
+#include "libmcount/mcount_args.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
@@ -209,11 +210,13 @@ static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
 
 /*
  * The hooker's C half: ret_loc is the caller's return-address slot, idx the reloc index, id
- * the module's GOT[1]. Returns where to jump with the two pushes dropped, or 0: jump to
- * *resolver with them in place (the real resolver).
+ * the module's GOT[1], regs the argument registers as SAVE_ARGS saved them (the -pg
+ * trampolines' layout: -A reads them, and the stack arguments above ret_loc, as a -pg
+ * function's). Returns where to jump with the two pushes dropped, or 0: jump to *resolver
+ * with them in place (the real resolver).
  */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
-		       uintptr_t arg1)
+		       const uintptr_t *regs)
 {
 	struct mc_plt_mod *m = mc_plt_by_id(id);
 	uintptr_t target;
@@ -232,9 +235,9 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
 	saved = errno;
-	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, NULL);
+	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, regs);
 	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
-		mc_plt_setjmp(arg1, ret_loc);
+		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
 	errno = saved;
 	return target;
 }

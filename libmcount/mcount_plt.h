@@ -14,7 +14,7 @@
 void mc_plt_setup(void);
 /* the trampolines' C halves (mcount_plt_tramp.S) */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
-		       uintptr_t arg1);
+		       const uintptr_t *regs);
 uintptr_t mc_plt_exit(uintptr_t *sp);
 /* re-point the slot of a call this thread sent to the resolver and that did not return
  * (pthread_exit: before the thread ends) */
