@@ -106,7 +106,11 @@ static const char usage[] =
 	"                  functions (uftrace's argspec: argN fpargN, /i8../u64 /x /s /c /f32\n"
 	"                  /f64 /f80 /p /S /e:NAME, %REG %stackN, @MODULE, @PLT; -pg and -pg\n"
 	"                  -mfentry functions, and library calls)\n"
-	"  -R, --retval=FUNC@retval[/FMT]  record their return values\n"
+	"  -R, --retval=FUNC@retval[/FMT]  record their return values (-A FUNC, -R FUNC: the\n"
+	"                  prototype of -a's table)\n"
+	"  -a, --auto-args  record the arguments and return values of the well-known library\n"
+	"                  functions (malloc, strlen, open, mmap, ...) by their prototypes, enum\n"
+	"                  flags by name (FLIGHTREC_AUTO_ARGS=1)\n"
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
@@ -253,6 +257,7 @@ struct record_fmt {
 	bool no_pltbind;        /* --no-pltbind */
 	char *args;             /* -A, ';'-joined as uftrace joins them, malloc'ed */
 	char *retval;           /* -R */
+	bool auto_args;         /* -a/--auto-args */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -275,7 +280,8 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->nest_libcall && setenv("FLIGHTREC_NEST_LIBCALL", "1", 1) < 0) ||
 	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0) ||
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
-	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0)) {
+	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
+	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -675,6 +681,9 @@ static int check_filters(const struct record_fmt *f)
 			return cli_usage_error(usage, "record: -A/-R are recorded in the uftrace "
 					       "format only, not --format=%s", f->format);
 	}
+	if (f->auto_args && f->format && strcmp(f->format, "uftrace"))
+		return cli_usage_error(usage, "record: -a/--auto-args is recorded in the uftrace "
+				       "format only, not --format=%s", f->format);
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
 				       "tracepoints (--format=tfile)");
@@ -704,7 +713,7 @@ static void write_default_opts(int ringfd, const struct record_fmt *f)
 static int unknown_option(const char *arg, int shopt)
 {
 	static const char *const names[] = {
-		"a", "auto-args", "no-args", "P", "patch", "U", "unpatch", "v", "debug",
+		"no-args", "P", "patch", "U", "unpatch", "v", "debug",
 		"verbose", "debug-domain", "force", "b", "buffer",
 		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
@@ -766,6 +775,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
+		{ "auto-args", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -783,7 +793,7 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -822,6 +832,10 @@ int cmd_record(int argc, char **argv)
 						       "--argument" : "--retval");
 			if (add_spec(c == 'A' ? &fmt.args : &fmt.retval, optarg) < 0)
 				return CLI_USAGE;
+			break;
+		case 'a':
+			/* the table's prototypes (formats/uftrace/uftrace_autoargs.c) */
+			fmt.auto_args = true;
 			break;
 		case 'D':
 			fmt.depth = optarg;
@@ -937,9 +951,9 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
-	     fmt.retval) && kind != HOOK_MCOUNT) {
+	     fmt.retval || fmt.auto_args) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack) and -A/-R are for the mcount hook (-pg, "
+			"--signal --max-stack) and -A/-R/-a are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;

@@ -180,7 +180,7 @@ static int mc_args_resolve(void)
 		return -1;
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
-		int any = 0, plt = 0;
+		int any = mc_aset.auto_all, plt = 0; /* -a: every module's functions */
 
 		/* uftrace's find_map_by_name: the first module whose file name starts with it */
 		for (size_t i = 0; i < mc_aset.n; i++) {
@@ -218,12 +218,15 @@ int mc_args_setup(char *why, size_t len)
 	const char *args = rec_getenv("FLIGHTREC_ARGUMENT");
 	const char *rets = rec_getenv("FLIGHTREC_RETVAL");
 	const char *match = rec_getenv("FLIGHTREC_MATCH");
+	const char *autoa = rec_getenv("FLIGHTREC_AUTO_ARGS");
 	int glob = match && !strcmp(match, "glob");
 	char err[400];
 
 	mc_args_on = 0;
 	mc_aset.n = 0;
-	if ((!args || !*args) && (!rets || !*rets))
+	/* -a/--auto-args: the table's prototypes for every function it names */
+	mc_aset.auto_all = autoa && *autoa && strcmp(autoa, "0");
+	if ((!args || !*args) && (!rets || !*rets) && !mc_aset.auto_all)
 		return 0;
 	if (args && *args && mc_argspec_parse(&mc_aset, args, MC_AR_ARG, glob, err,
 					      sizeof(err)) < 0) {

@@ -5,7 +5,7 @@
  * uftrace's readers compute from the same spec strings (saved in the `info` file).
  *
  * A spec list is uftrace's own string: entries separated by ';', each
- * "PATTERN[@ITEM,ITEM,...]" where an ITEM is argN, fpargN or retval with an optional
+ * "PATTERN[@ITEM,ITEM,...]" (no item: the table's prototype, uftrace_autoargs.h) where an ITEM is argN, fpargN or retval with an optional
  * "/FMT[BITS]" and "%REG" or "%stackN", or a module name (the first loaded module whose file
  * name starts with it). Items of the other kind (retval in -A, argN in -R) and uftrace's
  * trigger actions are ignored, as uftrace ignores them.
@@ -61,6 +61,7 @@ struct mc_argrule {
 
 struct mc_argspec_set {
 	size_t n;
+	uint8_t auto_all; /* -a/--auto-args: every function the table knows (uftrace_autoargs) */
 	struct mc_argrule r[MC_ARGRULES_MAX];
 };
 

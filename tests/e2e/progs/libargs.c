@@ -21,14 +21,16 @@ static const char *volatile exe_str = "in the executable", *volatile hello = "he
 
 int main(int argc, char **argv)
 {
-	char buf[64];
+	char buf[64], src[12] = "on the heap";
 	char *volatile p = malloc(32);
 	double d;
 	int n, fd;
 	void *m;
 
 	(void)argv;
-	memcpy(p, "on the heap", 12);
+	/* from the stack: uftrace names a /p pointer into the executable by its data symbol
+	 * (&_IO_stdin_used), which our .sym files do not list */
+	memcpy(p, src, sizeof(src));
 	n = (int)strlen(exe_str);
 	n += (int)strlen(p);
 	n += atoi("100");
