@@ -417,7 +417,8 @@ static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc
 {
 	uint8_t val[16];
 	unsigned size = MC_ALIGN4(a->size);
-	int reg = -1, ofs = 0;
+	int reg = -1;
+	long ofs = 0; /* an index as large as arg2147483647 (uftrace: zeros past 100 words) */
 	uintptr_t v;
 
 	mc_bzero(val, sizeof(val));
@@ -429,13 +430,13 @@ static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc
 		if (a->idx >= 1 && a->idx <= 6)
 			reg = a->idx;
 		else
-			ofs = (int)a->idx - 6;
+			ofs = (long)a->idx - 6;
 		break;
 	case MC_AT_FLOAT:
 		if (a->idx >= 1 && a->idx <= 8)
 			reg = MC_REG_XMM0 + a->idx - 1;
 		else
-			ofs = ((int)a->idx - 8) * 2 - 1;
+			ofs = ((long)a->idx - 8) * 2 - 1;
 		break;
 	default:
 		ofs = a->stack_ofs;

@@ -20,6 +20,7 @@
 #include "formats/uftrace/uftrace_autoargs.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,34 @@ static long ma_number(const char **p, const char *end)
 	return v * sign;
 }
 
+/* the N of argN, as uftrace's `idx = strtol(...)` into an int: decimal, 0x or octal,
+ * saturated at LONG_MAX, then truncated (arg4294967295 is -1, an index no function has) */
+static int32_t ma_index(const char **p, const char *end)
+{
+	const char *s = *p;
+	unsigned long long v = 0;
+	int base = 10;
+
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s < end && *s == '0') {
+		base = 8;
+	}
+	for (; s < end; s++) {
+		int d = isdigit((unsigned char)*s) ? *s - '0' :
+			isxdigit((unsigned char)*s) ? (tolower((unsigned char)*s) - 'a' + 10) :
+						      99;
+		if (d >= base)
+			break;
+		v = v * (unsigned)base + (unsigned)d;
+		if (v > (unsigned long long)LONG_MAX)
+			v = LONG_MAX; /* strtol's ERANGE */
+	}
+	*p = s;
+	return (int32_t)(uint32_t)v;
+}
+
 static const char *const ma_regs[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
 
 /* uftrace's register number of NAME (LEN bytes, any case), -1 if none */
@@ -91,14 +120,14 @@ int mc_arg_parse(struct mc_arg *a, const char *item, size_t len, char *err, size
 	a->size = 8;
 	if (len > 3 && !strncmp(p, "arg", 3) && isdigit((unsigned char)p[3])) {
 		p += 3;
-		a->idx = (uint8_t)ma_number(&p, end);
+		a->idx = ma_index(&p, end);
 		a->type = MC_AT_INDEX;
 	} else if (len >= 6 && !strncmp(p, "retval", 6)) {
 		p += 6;
 		a->type = MC_AT_INDEX;
 	} else if (len > 5 && !strncmp(p, "fparg", 5) && isdigit((unsigned char)p[5])) {
 		p += 5;
-		a->idx = (uint8_t)ma_number(&p, end);
+		a->idx = ma_index(&p, end);
 		a->type = MC_AT_FLOAT;
 		a->fmt = 'f';
 	} else {
@@ -316,7 +345,7 @@ static void ma_merge(struct mc_arglist *out, const struct mc_arg *in, int exact)
 		;
 	if (j < out->n) {
 		if (exact || !out->a[j].exact) {
-			uint8_t idx = out->a[j].idx;
+			int32_t idx = out->a[j].idx;
 			out->a[j] = a;
 			out->a[j].idx = idx;
 		}

@@ -39,7 +39,8 @@ struct mc_arg {
 	char fmt;	   /* uftrace's format letter: d i u x s c f p S e */
 	uint8_t size;	   /* bytes: 1 2 4 8, or 10 (f80) */
 	uint8_t exact;	   /* from a pattern without regex characters */
-	uint8_t idx;	   /* N of argN / fpargN; 0: the return value */
+	int32_t idx;	   /* N of argN / fpargN (as uftrace's int: arg4294967295 is -1); 0:
+			    * the return value */
 	uint8_t reg;	   /* MC_AT_REG */
 	int16_t stack_ofs; /* MC_AT_STACK */
 };

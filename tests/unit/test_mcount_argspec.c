@@ -52,6 +52,14 @@ static void test_items(void **state)
 	assert_int_equal(a.idx, 1);
 	assert_int_equal(a.fmt, 'd');
 	assert_int_equal(a.size, 8);
+	/* uftrace's int from strtol: an index past every function's arguments, never wrapped
+	 * into a small one (arg4294967295 is -1, arg9999999 stays) */
+	a = item("arg9999999");
+	assert_int_equal(a.idx, 9999999);
+	a = item("arg4294967295");
+	assert_int_equal(a.idx, -1);
+	a = item("fparg0x10");
+	assert_int_equal(a.idx, 16);
 	a = item("arg12/i16");
 	assert_int_equal(a.idx, 12);
 	assert_int_equal(a.fmt, 'i');
