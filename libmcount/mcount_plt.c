@@ -45,6 +45,7 @@
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
 #include "libmcount/mcount_args.h"
+#include "libmcount/mcount_filter.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
@@ -74,6 +75,8 @@ struct mc_plt_mod {
 struct mc_plt_jmp {
 	uintptr_t env, *slot, parent_ip, child_ip;
 	uint32_t depth;
+	uint32_t rec_depth; /* the filtering paths: its depth in the trace */
+	uint32_t written;   /* ... and its entry is in the trace */
 };
 static __thread struct mc_plt_jmp mc_plt_jmps[MC_PLT_JMPS];
 static __thread uint32_t mc_plt_njmps;
@@ -145,6 +148,13 @@ static void mc_plt_setjmp(uintptr_t env, uintptr_t *slot)
 				 .parent_ip = f->parent_ip,
 				 .child_ip = f->child_ip,
 				 .depth = mt->depth - 1};
+	if (mc_fconf.active) {
+		/* its entry was just written (or held by -t/-C: then no second exit either) */
+		const struct mc_fframe *ff = mc_fframe_of(mt, mt->depth - 1);
+
+		j->rec_depth = ff->rec_depth;
+		j->written = (ff->flags & (MC_FF_WRITTEN | MC_FF_NORECORD)) == MC_FF_WRITTEN;
+	}
 }
 
 int mc_plt_setjmp_known(const void *env)
@@ -253,7 +263,8 @@ uintptr_t mc_plt_exit(uintptr_t *sp)
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	if (unlikely(j)) {
-		ret = mc_setjmp_return(sp, j->depth, j->parent_ip, j->child_ip);
+		ret = mc_setjmp_return(sp, j->depth, j->parent_ip, j->child_ip, j->rec_depth,
+				       (int)j->written);
 		errno = saved;
 		return ret;
 	}
