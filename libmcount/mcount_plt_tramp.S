@@ -30,9 +30,8 @@ mc_plt_hooker:
 	.cfi_rel_offset %rbp, 0
 	mov %rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	and $-16, %rsp
-	sub $16, %rsp			/* 64(%rsp): *resolver, then 8 bytes of padding */
-	SAVE_ARGS			/* the -pg trampolines' layout (mcount_save_asm.h) */
+	sub $16, %rsp			/* 64(%rsp), below the saved rbp: *resolver */
+	SAVE_ARGS			/* aligned; the -pg trampolines' layout (mcount_save_asm.h) */
 	lea 24(%rbp), %rdi		/* ret_loc: above saved rbp, module id, index */
 	mov 16(%rbp), %rsi		/* reloc index */
 	mov 8(%rbp), %rdx		/* module id */
