@@ -80,6 +80,10 @@ struct mc_plt_jmp {
 };
 static __thread struct mc_plt_jmp mc_plt_jmps[MC_PLT_JMPS];
 static __thread uint32_t mc_plt_njmps;
+/* the jmp_buf of the longjmp this thread is making to a traced setjmp: where it lands is that
+ * setjmp's, even when another traced setjmp of the same caller returned through the same
+ * stack slot (two setjmp calls of one function: uftrace's t145_longjmp3) */
+static __thread uintptr_t mc_plt_jumping;
 /* the traced call this thread last sent to the resolver, its slot not re-pointed yet */
 static __thread struct mc_plt_mod *mc_plt_pend_mod;
 static __thread uint32_t mc_plt_pend_idx;
@@ -159,9 +163,12 @@ static void mc_plt_setjmp(uintptr_t env, uintptr_t *slot)
 
 int mc_plt_setjmp_known(const void *env)
 {
-	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
-		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot)
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++) {
+		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot) {
+			mc_plt_jumping = (uintptr_t)env;
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -180,6 +187,13 @@ static struct mc_plt_jmp *mc_plt_landing(uintptr_t *sp)
 		f = &mt->rstack[mt->depth - 1];
 		if (f->parent_loc == sp - 1 && f->kind == MC_FRAME_PLT)
 			return NULL; /* an ordinary return (the setjmp's first one among them) */
+	}
+	/* the one the jump named, else (a jump we did not see) any with that slot */
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++) {
+		if (mc_plt_jmps[i].slot == sp - 1 && mc_plt_jmps[i].env == mc_plt_jumping) {
+			mc_plt_jumping = 0;
+			return &mc_plt_jmps[i];
+		}
 	}
 	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
 		if (mc_plt_jmps[i].slot == sp - 1)
