@@ -91,7 +91,7 @@ static const char usage[] =
 	"  -T, --trigger=PATTERN@ACTION[,ACTION...]  depth=N time=TIME size=N filter notrace\n"
 	"                  trace trace_on trace_off finish recover caller (backtrace hide color=\n"
 	"                  are replay's: accepted, nothing recorded differs; arg fparg retval\n"
-	"                  read= auto-args are not supported)\n"
+	"                  auto-args go to -A/-R as uftrace's do; read= is not supported)\n"
 	"  -C, --caller-filter=REGEX  record only the matching functions and their callers\n"
 	"  -H, --hide=REGEX  checked and accepted; as with uftrace record, it changes nothing\n"
 	"                  recorded (give it to uftrace replay)\n"
@@ -626,6 +626,113 @@ static int add_spec(char **list, const char *item)
 	return 0;
 }
 
+/*
+ * -T's argument actions (argN, fpargN, retval, auto-args), taken out of the triggers into -A
+ * and -R as uftrace 0.13's extract_trigger_args puts them into its argspec/retspec: per entry
+ * "NAME@argN,..." (the items as given), "NAME@retval" (its format dropped, as uftrace saves
+ * it), and auto-args as NAME alone in both (the table's prototype), those of the triggers
+ * first. An entry left with no action is dropped; the others keep theirs. 0, or -1 (no
+ * memory).
+ */
+static int split_trigger_args(struct record_fmt *f)
+{
+	char *args = NULL, *rets = NULL, *trig = NULL, *list, *ent, *save = NULL;
+	int ret = -1;
+
+	if (!f->trigger)
+		return 0;
+	list = strdup(f->trigger);
+	if (!list)
+		goto out;
+	for (ent = strtok_r(list, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
+		char *at = strchr(ent, '@'), *act, *asave = NULL, *keep = NULL, *items = NULL;
+		bool rval = false, autoa = false;
+		int bad = 0;
+
+		if (!at) {
+			bad = add_spec(&trig, ent);
+			goto next;
+		}
+		*at = '\0';
+		for (act = strtok_r(at + 1, ",", &asave); act && !bad;
+		     act = strtok_r(NULL, ",", &asave)) {
+			if (!strncasecmp(act, "arg", 3) || !strncasecmp(act, "fparg", 5)) {
+				char *s;
+
+				if (asprintf(&s, "%s%s%s", items ? items : "", items ? "," : "",
+					     act) < 0) {
+					bad = -1;
+					break;
+				}
+				free(items);
+				items = s;
+			} else if (!strncasecmp(act, "retval", 6)) {
+				rval = true;
+			} else if (!strncasecmp(act, "auto-args", 9)) {
+				autoa = true;
+			} else {
+				char *s;
+
+				if (asprintf(&s, "%s%s%s", keep ? keep : "", keep ? "," : "",
+					     act) < 0) {
+					bad = -1;
+					break;
+				}
+				free(keep);
+				keep = s;
+			}
+		}
+		if (!bad && items) {
+			char *s;
+
+			bad = asprintf(&s, "%s@%s", ent, items) < 0 ? -1 : add_spec(&args, s);
+			if (bad >= 0)
+				free(s);
+		}
+		if (!bad && rval) {
+			char *s;
+
+			bad = asprintf(&s, "%s@retval", ent) < 0 ? -1 : add_spec(&rets, s);
+			if (bad >= 0)
+				free(s);
+		}
+		if (!bad && autoa)
+			bad = add_spec(&args, ent) < 0 || add_spec(&rets, ent) < 0 ? -1 : 0;
+		if (!bad && keep) {
+			char *s;
+
+			bad = asprintf(&s, "%s@%s", ent, keep) < 0 ? -1 : add_spec(&trig, s);
+			if (bad >= 0)
+				free(s);
+		}
+		free(items);
+		free(keep);
+next:
+		if (bad < 0)
+			goto out;
+	}
+	/* the triggers' specs first, then -A's and -R's (uftrace's order) */
+	if ((f->args && add_spec(&args, f->args) < 0) ||
+	    (f->retval && add_spec(&rets, f->retval) < 0))
+		goto out;
+	free(f->args);
+	free(f->retval);
+	free(f->trigger);
+	f->args = args;
+	f->retval = rets;
+	f->trigger = trig;
+	args = rets = trig = NULL;
+	ret = 0;
+out:
+	free(args);
+	free(rets);
+	free(trig);
+	free(list);
+	if (ret < 0)
+		cli_err("out of memory");
+	return ret;
+}
+
 /* The filters checked as the runtime will take them, so that a mistake is said now */
 static int check_filters(const struct record_fmt *f)
 {
@@ -914,6 +1021,8 @@ int cmd_record(int argc, char **argv)
 	if (fmt.tracepoints && strcmp(fmt.format, "tfile"))
 		return cli_usage_error(usage, "record: --tracepoint writes --format=tfile, not %s",
 				       fmt.format);
+	if (split_trigger_args(&fmt) < 0)
+		return CLI_USAGE;
 	c = check_filters(&fmt);
 	if (c != 0)
 		return c;
