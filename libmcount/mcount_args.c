@@ -24,8 +24,10 @@
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/syscall.h>
@@ -173,6 +175,13 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe
 
 static int mc_args_resolve(void)
 {
+	/* C++ names are matched demangled, as the filters match them (mcount_filter.c
+	 * mc_resolve: libstdc++'s demangler when the program has loaded it, set-up only) */
+	char *(*demangle)(const char *, char *, size_t *, int *) =
+		(char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT,
+									 "__cxa_demangle");
+	char *dbuf = NULL, simple[1024];
+	size_t dlen = 0;
 	uint8_t taken[MC_ARGRULES_MAX] = { 0 }; /* the rule's module was found already */
 	uint8_t ok[MC_ARGRULES_MAX];
 
@@ -205,10 +214,25 @@ static int mc_args_resolve(void)
 					j++;
 				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
 			}
-			if (mc_args_add(m->path, rec_symtab_name(m, sym), ok, sym->addr, hi) < 0)
+			const char *name = rec_symtab_name(m, sym);
+
+			if (demangle && name[0] == '_' && name[1] == 'Z') {
+				int status = -1;
+				char *d = demangle(name, dbuf, &dlen, &status);
+
+				if (d && status == 0) {
+					dbuf = d;
+					mc_demangle_simple(d, simple, sizeof(simple));
+					name = simple;
+				}
+			}
+			if (mc_args_add(m->path, name, ok, sym->addr, hi) < 0) {
+				free(dbuf);
 				return -1;
+			}
 		}
 	}
+	free(dbuf);
 	mc_ftable_finish(&mc_atable);
 	return 0;
 }
