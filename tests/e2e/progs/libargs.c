@@ -28,9 +28,10 @@ int main(int argc, char **argv)
 	void *m;
 
 	(void)argv;
-	/* from the stack: uftrace names a /p pointer into the executable by its data symbol
-	 * (&_IO_stdin_used), which our .sym files do not list */
 	memcpy(p, src, sizeof(src));
+	/* a string of the executable: uftrace names a /p pointer into its data by the data
+	 * symbol before it (&_IO_stdin_used), from the .sym file */
+	memcpy(buf, "in the executable", 18);
 	n = (int)strlen(exe_str);
 	n += (int)strlen(p);
 	n += atoi("100");
