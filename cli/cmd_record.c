@@ -91,7 +91,7 @@ static const char usage[] =
 	"  -T, --trigger=PATTERN@ACTION[,ACTION...]  depth=N time=TIME size=N filter notrace\n"
 	"                  trace trace_on trace_off finish recover caller (backtrace hide color=\n"
 	"                  are replay's: accepted, nothing recorded differs; arg fparg retval\n"
-	"                  read= auto-args are not supported)\n"
+	"                  auto-args go to -A/-R as uftrace's do; read= is not supported)\n"
 	"  -C, --caller-filter=REGEX  record only the matching functions and their callers\n"
 	"  -H, --hide=REGEX  checked and accepted; as with uftrace record, it changes nothing\n"
 	"                  recorded (give it to uftrace replay)\n"
@@ -104,8 +104,13 @@ static const char usage[] =
 	"                  units ns us ms s m, ns without one)\n"
 	"  -A, --argument=FUNC@arg1[,arg2/s,fparg1,...]  record the arguments of the matching\n"
 	"                  functions (uftrace's argspec: argN fpargN, /i8../u64 /x /s /c /f32\n"
-	"                  /f64 /f80 /p /S /e:NAME, %REG %stackN, @MODULE; -pg and -pg -mfentry)\n"
-	"  -R, --retval=FUNC@retval[/FMT]  record their return values\n"
+	"                  /f64 /f80 /p /S /e:NAME, %REG %stackN, @MODULE, @PLT; -pg and -pg\n"
+	"                  -mfentry functions, and library calls)\n"
+	"  -R, --retval=FUNC@retval[/FMT]  record their return values (-A FUNC, -R FUNC: the\n"
+	"                  prototype of -a's table)\n"
+	"  -a, --auto-args  record the arguments and return values of the well-known library\n"
+	"                  functions (malloc, strlen, open, mmap, ...) by their prototypes, enum\n"
+	"                  flags by name (FLIGHTREC_AUTO_ARGS=1)\n"
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
@@ -252,6 +257,7 @@ struct record_fmt {
 	bool no_pltbind;        /* --no-pltbind */
 	char *args;             /* -A, ';'-joined as uftrace joins them, malloc'ed */
 	char *retval;           /* -R */
+	bool auto_args;         /* -a/--auto-args */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -274,7 +280,8 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->nest_libcall && setenv("FLIGHTREC_NEST_LIBCALL", "1", 1) < 0) ||
 	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0) ||
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
-	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0)) {
+	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
+	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -619,6 +626,113 @@ static int add_spec(char **list, const char *item)
 	return 0;
 }
 
+/*
+ * -T's argument actions (argN, fpargN, retval, auto-args), taken out of the triggers into -A
+ * and -R as uftrace 0.13's extract_trigger_args puts them into its argspec/retspec: per entry
+ * "NAME@argN,..." (the items as given), "NAME@retval" (its format dropped, as uftrace saves
+ * it), and auto-args as NAME alone in both (the table's prototype), those of the triggers
+ * first. An entry left with no action is dropped; the others keep theirs. 0, or -1 (no
+ * memory).
+ */
+static int split_trigger_args(struct record_fmt *f)
+{
+	char *args = NULL, *rets = NULL, *trig = NULL, *list, *ent, *save = NULL;
+	int ret = -1;
+
+	if (!f->trigger)
+		return 0;
+	list = strdup(f->trigger);
+	if (!list)
+		goto out;
+	for (ent = strtok_r(list, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
+		char *at = strchr(ent, '@'), *act, *asave = NULL, *keep = NULL, *items = NULL;
+		bool rval = false, autoa = false;
+		int bad = 0;
+
+		if (!at) {
+			bad = add_spec(&trig, ent);
+			goto next;
+		}
+		*at = '\0';
+		for (act = strtok_r(at + 1, ",", &asave); act && !bad;
+		     act = strtok_r(NULL, ",", &asave)) {
+			if (!strncasecmp(act, "arg", 3) || !strncasecmp(act, "fparg", 5)) {
+				char *s;
+
+				if (asprintf(&s, "%s%s%s", items ? items : "", items ? "," : "",
+					     act) < 0) {
+					bad = -1;
+					break;
+				}
+				free(items);
+				items = s;
+			} else if (!strncasecmp(act, "retval", 6)) {
+				rval = true;
+			} else if (!strncasecmp(act, "auto-args", 9)) {
+				autoa = true;
+			} else {
+				char *s;
+
+				if (asprintf(&s, "%s%s%s", keep ? keep : "", keep ? "," : "",
+					     act) < 0) {
+					bad = -1;
+					break;
+				}
+				free(keep);
+				keep = s;
+			}
+		}
+		if (!bad && items) {
+			char *s;
+
+			bad = asprintf(&s, "%s@%s", ent, items) < 0 ? -1 : add_spec(&args, s);
+			if (bad >= 0)
+				free(s);
+		}
+		if (!bad && rval) {
+			char *s;
+
+			bad = asprintf(&s, "%s@retval", ent) < 0 ? -1 : add_spec(&rets, s);
+			if (bad >= 0)
+				free(s);
+		}
+		if (!bad && autoa)
+			bad = add_spec(&args, ent) < 0 || add_spec(&rets, ent) < 0 ? -1 : 0;
+		if (!bad && keep) {
+			char *s;
+
+			bad = asprintf(&s, "%s@%s", ent, keep) < 0 ? -1 : add_spec(&trig, s);
+			if (bad >= 0)
+				free(s);
+		}
+		free(items);
+		free(keep);
+next:
+		if (bad < 0)
+			goto out;
+	}
+	/* the triggers' specs first, then -A's and -R's (uftrace's order) */
+	if ((f->args && add_spec(&args, f->args) < 0) ||
+	    (f->retval && add_spec(&rets, f->retval) < 0))
+		goto out;
+	free(f->args);
+	free(f->retval);
+	free(f->trigger);
+	f->args = args;
+	f->retval = rets;
+	f->trigger = trig;
+	args = rets = trig = NULL;
+	ret = 0;
+out:
+	free(args);
+	free(rets);
+	free(trig);
+	free(list);
+	if (ret < 0)
+		cli_err("out of memory");
+	return ret;
+}
+
 /* The filters checked as the runtime will take them, so that a mistake is said now */
 static int check_filters(const struct record_fmt *f)
 {
@@ -674,6 +788,9 @@ static int check_filters(const struct record_fmt *f)
 			return cli_usage_error(usage, "record: -A/-R are recorded in the uftrace "
 					       "format only, not --format=%s", f->format);
 	}
+	if (f->auto_args && f->format && strcmp(f->format, "uftrace"))
+		return cli_usage_error(usage, "record: -a/--auto-args is recorded in the uftrace "
+				       "format only, not --format=%s", f->format);
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
 				       "tracepoints (--format=tfile)");
@@ -703,7 +820,7 @@ static void write_default_opts(int ringfd, const struct record_fmt *f)
 static int unknown_option(const char *arg, int shopt)
 {
 	static const char *const names[] = {
-		"a", "auto-args", "no-args", "P", "patch", "U", "unpatch", "v", "debug",
+		"no-args", "P", "patch", "U", "unpatch", "v", "debug",
 		"verbose", "debug-domain", "force", "b", "buffer",
 		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
@@ -765,6 +882,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
+		{ "auto-args", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -782,7 +900,7 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -821,6 +939,10 @@ int cmd_record(int argc, char **argv)
 						       "--argument" : "--retval");
 			if (add_spec(c == 'A' ? &fmt.args : &fmt.retval, optarg) < 0)
 				return CLI_USAGE;
+			break;
+		case 'a':
+			/* the table's prototypes (formats/uftrace/uftrace_autoargs.c) */
+			fmt.auto_args = true;
 			break;
 		case 'D':
 			fmt.depth = optarg;
@@ -899,6 +1021,8 @@ int cmd_record(int argc, char **argv)
 	if (fmt.tracepoints && strcmp(fmt.format, "tfile"))
 		return cli_usage_error(usage, "record: --tracepoint writes --format=tfile, not %s",
 				       fmt.format);
+	if (split_trigger_args(&fmt) < 0)
+		return CLI_USAGE;
 	c = check_filters(&fmt);
 	if (c != 0)
 		return c;
@@ -936,9 +1060,9 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
-	     fmt.retval) && kind != HOOK_MCOUNT) {
+	     fmt.retval || fmt.auto_args) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack) and -A/-R are for the mcount hook (-pg, "
+			"--signal --max-stack) and -A/-R/-a are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;

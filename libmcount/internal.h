@@ -149,11 +149,15 @@ void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind,
 /* Give exits to every frame below `sp` (longjmp target, catch frame), newest first. */
 void mc_unwind_to(struct rec_thread *t, uintptr_t sp);
 /* The same with no exit records (a longjmp to a setjmp traced through the PLT: uftrace's
- * way, its replay closes them at the setjmp's second return); with a filter, as above. */
+ * way, its replay closes them at the setjmp's second return); with a filter, their filter
+ * state goes back as at their exits, quietly too. */
 void mc_unwind_quiet(struct rec_thread *t, uintptr_t sp);
-/* A longjmp landed at the return of a setjmp traced through the PLT (at depth d): frames
- * below sp end quietly, the setjmp returns again (its exit record); the address to go to. */
-uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip);
+/* A longjmp landed at the return of a setjmp traced through the PLT (at depth d; rec_depth
+ * its depth in the trace, written: its entry was written, both for the filtering paths):
+ * frames below sp end quietly, the setjmp returns again (its exit record, with -R's return
+ * value: sp - 1 holds rax); the address to go to. */
+uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip,
+			   uint32_t rec_depth, int written);
 /* Put the real return addresses back (before the C++ unwinder or a forced unwind walks the
  * stack) / hijack them again for the frames that survived. */
 void mc_restore_returns(struct rec_thread *t);

@@ -20,12 +20,16 @@
 #include "libmcount/mcount_filter.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "librecord/rec_clock.h"
+#include "librecord/rec_elf.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -117,8 +121,67 @@ static int mc_exe_segs(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the first one only */
 }
 
+/* Is rule I's module uftrace's "PLT" (the program's PLT entries only, utils/filter.c)? */
+static int mc_rule_plt(size_t i)
+{
+	return !strcasecmp(mc_aset.r[i].module, "PLT");
+}
+
+/* The list of NAME (module path, OK[] as mc_argspec_for's) into the table at [lo, hi) */
+static int mc_args_add(const char *path, const char *name, const uint8_t *ok, uintptr_t lo,
+		       uintptr_t hi)
+{
+	struct mc_arglist l;
+	long idx;
+
+	mc_argspec_for(&mc_aset, path, name, ok, &l);
+	if (!l.n)
+		return 0;
+	idx = mc_alist_intern(&l);
+	if (idx < 0 || mc_atable_add(lo, hi, idx) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The program's library calls (mcount_plt.c records each at its PLT entry, 16 bytes, named by
+ * the relocation): uftrace counts them among the executable's symbols, so an entry naming the
+ * executable's module applies to them, and one naming "PLT" to them only. OK[] as for the
+ * executable's own symbols.
+ */
+static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe)
+{
+	uint8_t ok[MC_ARGRULES_MAX];
+	struct rec_elf_map em;
+	struct rec_elf_plt plt;
+	int ret = 0;
+
+	if (!m->path[0] || rec_elf_map_open(m->path, &em) < 0)
+		return 0; /* no PLT to read: nothing of it is recorded either */
+	for (size_t i = 0; i < mc_aset.n; i++)
+		ok[i] = mc_rule_plt(i) ? 1 : ok_exe[i];
+	if (rec_elf_plt(&em, &plt) == 0) {
+		for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
+			const char *name = rec_elf_plt_name(&em, &plt, i);
+			uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+
+			if (*name)
+				ret = mc_args_add(m->path, name, ok, lo, lo + 16);
+		}
+	}
+	rec_elf_map_close(&em);
+	return ret;
+}
+
 static int mc_args_resolve(void)
 {
+	/* C++ names are matched demangled, as the filters match them (mcount_filter.c
+	 * mc_resolve: libstdc++'s demangler when the program has loaded it, set-up only) */
+	char *(*demangle)(const char *, char *, size_t *, int *) =
+		(char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT,
+									 "__cxa_demangle");
+	char *dbuf = NULL, simple[1024];
+	size_t dlen = 0;
 	uint8_t taken[MC_ARGRULES_MAX] = { 0 }; /* the rule's module was found already */
 	uint8_t ok[MC_ARGRULES_MAX];
 
@@ -126,37 +189,50 @@ static int mc_args_resolve(void)
 		return -1;
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
-		int any = 0;
+		int any = mc_aset.auto_all, plt = 0; /* -a: every module's functions */
 
 		/* uftrace's find_map_by_name: the first module whose file name starts with it */
 		for (size_t i = 0; i < mc_aset.n; i++) {
 			ok[i] = !mc_aset.r[i].module[0];
-			if (!ok[i] && !taken[i] && mc_argspec_module_is(m->path, mc_aset.r[i].module))
+			if (!ok[i] && !taken[i] && !mc_rule_plt(i) &&
+			    mc_argspec_module_is(m->path, mc_aset.r[i].module))
 				ok[i] = taken[i] = 1;
 			any |= ok[i];
+			plt |= mc_rule_plt(i);
 		}
+		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0)
+			return -1;
 		if (!any)
 			continue;
 		for (size_t i = 0; i < m->nsyms; i++) {
 			const struct rec_sym *sym = &m->syms[i];
 			uintptr_t hi = sym->addr + sym->size;
-			struct mc_arglist l;
-			long idx;
 
-			mc_argspec_for(&mc_aset, m->path, rec_symtab_name(m, sym), ok, &l);
-			if (!l.n)
-				continue;
 			if (!sym->size) {
 				size_t j = i + 1;
 				while (j < m->nsyms && m->syms[j].addr == sym->addr)
 					j++;
 				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
 			}
-			idx = mc_alist_intern(&l);
-			if (idx < 0 || mc_atable_add(sym->addr, hi, idx) < 0)
+			const char *name = rec_symtab_name(m, sym);
+
+			if (demangle && name[0] == '_' && name[1] == 'Z') {
+				int status = -1;
+				char *d = demangle(name, dbuf, &dlen, &status);
+
+				if (d && status == 0) {
+					dbuf = d;
+					mc_demangle_simple(d, simple, sizeof(simple));
+					name = simple;
+				}
+			}
+			if (mc_args_add(m->path, name, ok, sym->addr, hi) < 0) {
+				free(dbuf);
 				return -1;
+			}
 		}
 	}
+	free(dbuf);
 	mc_ftable_finish(&mc_atable);
 	return 0;
 }
@@ -166,12 +242,15 @@ int mc_args_setup(char *why, size_t len)
 	const char *args = rec_getenv("FLIGHTREC_ARGUMENT");
 	const char *rets = rec_getenv("FLIGHTREC_RETVAL");
 	const char *match = rec_getenv("FLIGHTREC_MATCH");
+	const char *autoa = rec_getenv("FLIGHTREC_AUTO_ARGS");
 	int glob = match && !strcmp(match, "glob");
 	char err[400];
 
 	mc_args_on = 0;
 	mc_aset.n = 0;
-	if ((!args || !*args) && (!rets || !*rets))
+	/* -a/--auto-args: the table's prototypes for every function it names */
+	mc_aset.auto_all = autoa && *autoa && strcmp(autoa, "0");
+	if ((!args || !*args) && (!rets || !*rets) && !mc_aset.auto_all)
 		return 0;
 	if (args && *args && mc_argspec_parse(&mc_aset, args, MC_AR_ARG, glob, err,
 					      sizeof(err)) < 0) {
@@ -362,7 +441,8 @@ static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc
 {
 	uint8_t val[16];
 	unsigned size = MC_ALIGN4(a->size);
-	int reg = -1, ofs = 0;
+	int reg = -1;
+	long ofs = 0; /* an index as large as arg2147483647 (uftrace: zeros past 100 words) */
 	uintptr_t v;
 
 	mc_bzero(val, sizeof(val));
@@ -374,13 +454,13 @@ static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc
 		if (a->idx >= 1 && a->idx <= 6)
 			reg = a->idx;
 		else
-			ofs = (int)a->idx - 6;
+			ofs = (long)a->idx - 6;
 		break;
 	case MC_AT_FLOAT:
 		if (a->idx >= 1 && a->idx <= 8)
 			reg = MC_REG_XMM0 + a->idx - 1;
 		else
-			ofs = ((int)a->idx - 8) * 2 - 1;
+			ofs = ((long)a->idx - 8) * 2 - 1;
 		break;
 	default:
 		ofs = a->stack_ofs;

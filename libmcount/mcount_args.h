@@ -1,10 +1,13 @@
 /*
  * mcount_args: recording function arguments and return values (uftrace's -A/-R), for the
- * -pg and -pg -mfentry hooks (uftrace 0.13 records none for -finstrument-functions either).
+ * -pg and -pg -mfentry hooks and for library calls through the PLT, whatever the caller's
+ * flavour (uftrace 0.13 records those, and none for -finstrument-functions functions).
  *
  * FLIGHTREC_ARGUMENT and FLIGHTREC_RETVAL hold uftrace's own spec strings (mcount_argspec.h);
  * they are resolved once, at the session start, against the function symbols of the modules
- * loaded then, into a table of address ranges built and searched by the filter machinery
+ * loaded then (and the program's PLT entries, by the name of the function each calls; an
+ * entry naming the module "PLT" applies to those only), into a table of address ranges built
+ * and searched by the filter machinery
  * (struct mc_ftable, mcount_filter.h), each range's `mode` naming the spec list of its
  * function. When the table is not empty the filtering paths are on (mc_fconf.active), so
  * every call takes the complete hooks, which ask here only where they write an entry or an
@@ -39,8 +42,9 @@ extern uint32_t mc_args_on;
 int mc_args_setup(char *why, size_t len);
 
 /*
- * The registers the entry trampolines saved (SAVE_ARGS in mcount_trampoline.S), in memory
- * order: r10 rax r9 r8 rcx rdx rsi rdi.
+ * The registers the entry trampolines saved (SAVE_ARGS, mcount_save_asm.h: the slow entry
+ * paths of mcount and __fentry__, and the PLT hooker), in memory order: r10 rax r9 r8 rcx rdx
+ * rsi rdi.
  */
 enum { MC_SAVED_R10, MC_SAVED_RAX, MC_SAVED_R9, MC_SAVED_R8, MC_SAVED_RCX, MC_SAVED_RDX,
        MC_SAVED_RSI, MC_SAVED_RDI };

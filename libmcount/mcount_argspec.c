@@ -7,12 +7,20 @@
  *   merge     per function, entries in order: an item of the same type and index (register,
  *             stack offset) as one already listed replaces it in place, unless the listed one
  *             came from an exact name and this one from a regex; others are appended
+ *   auto      an entry without items of its kind ("-A FUNC", "-R FUNC") takes, in its place in
+ *             that order, the items of uftrace_autoargs' entry for the function's name (none:
+ *             nothing); with -a/--auto-args every function that has no items of a kind after
+ *             all the entries takes its table entry's items of that kind (utils/filter.c
+ *             add_filter with TRIGGER_FL_AUTO_ARGS: "ignore auto-args if it already has
+ *             argspec")
  *
  * Everything here is plain string work on caller-provided storage (see the header).
  */
 #include "libmcount/mcount_argspec.h"
+#include "formats/uftrace/uftrace_autoargs.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +69,34 @@ static long ma_number(const char **p, const char *end)
 	return v * sign;
 }
 
+/* the N of argN, as uftrace's `idx = strtol(...)` into an int: decimal, 0x or octal,
+ * saturated at LONG_MAX, then truncated (arg4294967295 is -1, an index no function has) */
+static int32_t ma_index(const char **p, const char *end)
+{
+	const char *s = *p;
+	unsigned long long v = 0;
+	int base = 10;
+
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s < end && *s == '0') {
+		base = 8;
+	}
+	for (; s < end; s++) {
+		int d = isdigit((unsigned char)*s) ? *s - '0' :
+			isxdigit((unsigned char)*s) ? (tolower((unsigned char)*s) - 'a' + 10) :
+						      99;
+		if (d >= base)
+			break;
+		v = v * (unsigned)base + (unsigned)d;
+		if (v > (unsigned long long)LONG_MAX)
+			v = LONG_MAX; /* strtol's ERANGE */
+	}
+	*p = s;
+	return (int32_t)(uint32_t)v;
+}
+
 static const char *const ma_regs[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
 
 /* uftrace's register number of NAME (LEN bytes, any case), -1 if none */
@@ -84,14 +120,14 @@ int mc_arg_parse(struct mc_arg *a, const char *item, size_t len, char *err, size
 	a->size = 8;
 	if (len > 3 && !strncmp(p, "arg", 3) && isdigit((unsigned char)p[3])) {
 		p += 3;
-		a->idx = (uint8_t)ma_number(&p, end);
+		a->idx = ma_index(&p, end);
 		a->type = MC_AT_INDEX;
 	} else if (len >= 6 && !strncmp(p, "retval", 6)) {
 		p += 6;
 		a->type = MC_AT_INDEX;
 	} else if (len > 5 && !strncmp(p, "fparg", 5) && isdigit((unsigned char)p[5])) {
 		p += 5;
-		a->idx = (uint8_t)ma_number(&p, end);
+		a->idx = ma_index(&p, end);
 		a->type = MC_AT_FLOAT;
 		a->fmt = 'f';
 	} else {
@@ -268,13 +304,7 @@ int mc_argspec_parse(struct mc_argspec_set *s, const char *list, int kind, int g
 				return -1;
 			q = c + 1;
 		}
-		if (r->n == 0) {
-			/* "-A FUNC" alone asks for uftrace's auto spec (--auto-args' table) */
-			ma_err(err, errlen, "'%.*s': no %s (FUNC@%s...; the auto-args table is not "
-			       "supported)", (int)(e - p), p, kind == MC_AR_ARG ? "argN/fpargN" :
-			       "retval", kind == MC_AR_ARG ? "arg1" : "retval");
-			return -1;
-		}
+		/* no item ("-A FUNC"): the auto spec of each function it matches (n 0) */
 		s->n++;
 		p = *e ? e + 1 : e;
 	}
@@ -304,9 +334,54 @@ static int ma_same(const struct mc_arg *x, const struct mc_arg *y)
 	}
 }
 
+/* Merge item A (EXACT: from a plain name) into OUT, uftrace's add_trigger */
+static void ma_merge(struct mc_arglist *out, const struct mc_arg *in, int exact)
+{
+	struct mc_arg a = *in;
+	unsigned j;
+
+	a.exact = (uint8_t)exact;
+	for (j = 0; j < out->n && !ma_same(&out->a[j], &a); j++)
+		;
+	if (j < out->n) {
+		if (exact || !out->a[j].exact) {
+			int32_t idx = out->a[j].idx;
+			out->a[j] = a;
+			out->a[j].idx = idx;
+		}
+		return;
+	}
+	if (out->n == MC_ARGS_MAX)
+		return; /* counted by the caller: it warns of none */
+	out->a[out->n++] = a;
+}
+
+/* The table's items of KIND for NAME merged into OUT; 0 when the table has none */
+static int ma_merge_auto(struct mc_arglist *out, const char *name, int kind, int exact)
+{
+	const struct uftrace_autoarg *e = uftrace_autoarg_find(name);
+	const char *p = e ? (kind == MC_AR_ARG ? e->args : e->ret) : NULL;
+	struct mc_arg a;
+
+	if (!p)
+		return 0;
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+
+		/* the table is ours and parses (the unit test checks every entry) */
+		if (mc_arg_parse(&a, p, n, NULL, 0) == 0)
+			ma_merge(out, &a, exact);
+		p += n + (c != NULL);
+	}
+	return 1;
+}
+
 void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char *name,
 		    const uint8_t *module_ok, struct mc_arglist *out)
 {
+	int has[3] = { 0 }; /* by kind: an entry gave the function items (uftrace's flags) */
+
 	(void)path;
 	out->n = out->nargs = out->nret = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -317,25 +392,20 @@ void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char
 			continue;
 		if (!mc_pattern_match(&r->patt, name))
 			continue;
-		for (unsigned k = 0; k < r->n; k++) {
-			struct mc_arg a = r->a[k];
-			unsigned j;
-
-			a.exact = (uint8_t)exact;
-			for (j = 0; j < out->n && !ma_same(&out->a[j], &a); j++)
-				;
-			if (j < out->n) {
-				if (exact || !out->a[j].exact) {
-					uint8_t idx = out->a[j].idx;
-					out->a[j] = a;
-					out->a[j].idx = idx;
-				}
-				continue;
-			}
-			if (out->n == MC_ARGS_MAX)
-				continue; /* counted by the caller: it warns of none */
-			out->a[out->n++] = a;
+		if (r->n == 0) {
+			has[r->kind] |= ma_merge_auto(out, name, r->kind, exact);
+			continue;
 		}
+		for (unsigned k = 0; k < r->n; k++)
+			ma_merge(out, &r->a[k], exact);
+		has[r->kind] = 1;
+	}
+	if (s->auto_all) {
+		/* uftrace's "." pattern: a regex, so not exact */
+		if (!has[MC_AR_ARG])
+			ma_merge_auto(out, name, MC_AR_ARG, 0);
+		if (!has[MC_AR_RET])
+			ma_merge_auto(out, name, MC_AR_RET, 0);
 	}
 	for (unsigned j = 0; j < out->n; j++) {
 		if (out->a[j].idx == 0) /* uftrace: RETVAL_IDX, whatever the type */

@@ -5,7 +5,7 @@
  * uftrace's readers compute from the same spec strings (saved in the `info` file).
  *
  * A spec list is uftrace's own string: entries separated by ';', each
- * "PATTERN[@ITEM,ITEM,...]" where an ITEM is argN, fpargN or retval with an optional
+ * "PATTERN[@ITEM,ITEM,...]" (no item: the table's prototype, uftrace_autoargs.h) where an ITEM is argN, fpargN or retval with an optional
  * "/FMT[BITS]" and "%REG" or "%stackN", or a module name (the first loaded module whose file
  * name starts with it). Items of the other kind (retval in -A, argN in -R) and uftrace's
  * trigger actions are ignored, as uftrace ignores them.
@@ -39,7 +39,8 @@ struct mc_arg {
 	char fmt;	   /* uftrace's format letter: d i u x s c f p S e */
 	uint8_t size;	   /* bytes: 1 2 4 8, or 10 (f80) */
 	uint8_t exact;	   /* from a pattern without regex characters */
-	uint8_t idx;	   /* N of argN / fpargN; 0: the return value */
+	int32_t idx;	   /* N of argN / fpargN (as uftrace's int: arg4294967295 is -1); 0:
+			    * the return value */
 	uint8_t reg;	   /* MC_AT_REG */
 	int16_t stack_ofs; /* MC_AT_STACK */
 };
@@ -61,6 +62,7 @@ struct mc_argrule {
 
 struct mc_argspec_set {
 	size_t n;
+	uint8_t auto_all; /* -a/--auto-args: every function the table knows (uftrace_autoargs) */
 	struct mc_argrule r[MC_ARGRULES_MAX];
 };
 

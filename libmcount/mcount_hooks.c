@@ -241,8 +241,10 @@ out:
 }
 
 /* Frame d (just taken off the shadow stack) ends: the filter state it changed goes back, and
- * its exit is written if it is recorded (write 0: it cannot be now, counted lost); uftrace's
- * mcount_exit_filter_record. */
+ * its exit is written if it is recorded (write 0: it cannot be now, counted lost;
+ * MC_EXIT_QUIET: a frame a longjmp to a traced setjmp skipped, no exit as uftrace writes
+ * none); uftrace's mcount_exit_filter_record. */
+#define MC_EXIT_QUIET 2
 static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t d, int write,
 			   const uintptr_t *rv)
 {
@@ -262,6 +264,8 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	if (ff->flags & MC_FF_NORECORD)
 		return;
 	fs->rec_depth = ff->rec_depth;
+	if (write == MC_EXIT_QUIET)
+		return;
 	if (!write) {
 		if (ff->flags & MC_FF_WRITTEN)
 			rec_count_lost(t, REC_LOST_NESTED, 1);
@@ -352,10 +356,14 @@ static void mc_forget_frame(struct rec_thread *t, struct mc_thread *mt, uintptr_
 		    now == mc_frame_tramp(f->kind))
 			*f->parent_loc = f->parent_ip;
 	}
-	if ((how & MC_FORGET_QUIET) && !mc_fconf.active)
-		mt->depth--;
-	else
+	if (how & MC_FORGET_QUIET) {
+		uint32_t d = --mt->depth;
+
+		if (mc_fconf.active)
+			mc_filter_exit(t, mt, d, MC_EXIT_QUIET, NULL);
+	} else {
 		mc_pop_frame(t, mt);
+	}
 }
 
 /* A return through mcount_return that no live frame owns: a buried frame's (newest first),
@@ -385,8 +393,8 @@ void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *re
 	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK, regs);
 }
 
-/* regs: the entry hook's saved registers for -A (mcount_trampoline.S's layout), NULL where
- * there are none (a library call's: -A does not reach library calls yet) */
+/* regs: the entry hook's saved registers for -A (SAVE_ARGS's layout, mcount_save_asm.h: the
+ * -pg trampolines' and the PLT hooker's), NULL where there are none */
 void mc_hijack_entry(uintptr_t *parent_loc, uintptr_t child_ip, uint32_t kind,
 		     const uintptr_t *regs)
 {
@@ -684,7 +692,8 @@ void mc_unwind_quiet(struct rec_thread *t, uintptr_t sp)
 	mc_unwind(t, sp, MC_FORGET_QUIET);
 }
 
-uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip)
+uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintptr_t child_ip,
+			   uint32_t rec_depth, int written)
 {
 	struct rec_thread *t = rec_self;
 	uint8_t busy;
@@ -695,9 +704,20 @@ uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintp
 	busy = t->busy;
 	t->busy = 1;
 	barrier();
-	/* (under a filter its depth in the trace is not known: no record) */
-	if (likely(!busy && !mc_fconf.active))
+	if (likely(!busy && !mc_fconf.active)) {
 		mc_record(t, UFTRACE_EXIT, d, child_ip);
+	} else if (!busy && written) {
+		/* the filtering paths (-A/-R turn them on too): the depth its entry was written
+		 * at, the return value longjmp gave it (mc_plt_return pushed rax at sp - 1); what
+		 * follows is recorded as after its first return */
+		mc_fthread_of(mc_thread_of(t))->rec_depth = rec_depth;
+		if (mc_tracing_on && !mc_finished) {
+			uint64_t now = MC_CLOCK();
+
+			if (!(mc_args_on && mc_args_exit(t, rec_depth, child_ip, now, sp - 1)))
+				mc_record_at(t, UFTRACE_EXIT, rec_depth, child_ip, now);
+		}
+	}
 	barrier();
 	t->busy = busy;
 	return parent_ip;

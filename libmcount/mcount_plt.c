@@ -44,6 +44,8 @@
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
+#include "libmcount/mcount_args.h"
+#include "libmcount/mcount_filter.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_util.h"
 
@@ -73,9 +75,15 @@ struct mc_plt_mod {
 struct mc_plt_jmp {
 	uintptr_t env, *slot, parent_ip, child_ip;
 	uint32_t depth;
+	uint32_t rec_depth; /* the filtering paths: its depth in the trace */
+	uint32_t written;   /* ... and its entry is in the trace */
 };
 static __thread struct mc_plt_jmp mc_plt_jmps[MC_PLT_JMPS];
 static __thread uint32_t mc_plt_njmps;
+/* the jmp_buf of the longjmp this thread is making to a traced setjmp: where it lands is that
+ * setjmp's, even when another traced setjmp of the same caller returned through the same
+ * stack slot (two setjmp calls of one function: uftrace's t145_longjmp3) */
+static __thread uintptr_t mc_plt_jumping;
 /* the traced call this thread last sent to the resolver, its slot not re-pointed yet */
 static __thread struct mc_plt_mod *mc_plt_pend_mod;
 static __thread uint32_t mc_plt_pend_idx;
@@ -144,13 +152,23 @@ static void mc_plt_setjmp(uintptr_t env, uintptr_t *slot)
 				 .parent_ip = f->parent_ip,
 				 .child_ip = f->child_ip,
 				 .depth = mt->depth - 1};
+	if (mc_fconf.active) {
+		/* its entry was just written (or held by -t/-C: then no second exit either) */
+		const struct mc_fframe *ff = mc_fframe_of(mt, mt->depth - 1);
+
+		j->rec_depth = ff->rec_depth;
+		j->written = (ff->flags & (MC_FF_WRITTEN | MC_FF_NORECORD)) == MC_FF_WRITTEN;
+	}
 }
 
 int mc_plt_setjmp_known(const void *env)
 {
-	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
-		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot)
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++) {
+		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot) {
+			mc_plt_jumping = (uintptr_t)env;
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -169,6 +187,13 @@ static struct mc_plt_jmp *mc_plt_landing(uintptr_t *sp)
 		f = &mt->rstack[mt->depth - 1];
 		if (f->parent_loc == sp - 1 && f->kind == MC_FRAME_PLT)
 			return NULL; /* an ordinary return (the setjmp's first one among them) */
+	}
+	/* the one the jump named, else (a jump we did not see) any with that slot */
+	for (uint32_t i = 0; i < MC_PLT_JMPS; i++) {
+		if (mc_plt_jmps[i].slot == sp - 1 && mc_plt_jmps[i].env == mc_plt_jumping) {
+			mc_plt_jumping = 0;
+			return &mc_plt_jmps[i];
+		}
 	}
 	for (uint32_t i = 0; i < MC_PLT_JMPS; i++)
 		if (mc_plt_jmps[i].slot == sp - 1)
@@ -209,11 +234,13 @@ static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
 
 /*
  * The hooker's C half: ret_loc is the caller's return-address slot, idx the reloc index, id
- * the module's GOT[1]. Returns where to jump with the two pushes dropped, or 0: jump to
- * *resolver with them in place (the real resolver).
+ * the module's GOT[1], regs the argument registers as SAVE_ARGS saved them (the -pg
+ * trampolines' layout: -A reads them, and the stack arguments above ret_loc, as a -pg
+ * function's). Returns where to jump with the two pushes dropped, or 0: jump to *resolver
+ * with them in place (the real resolver).
  */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
-		       uintptr_t arg1)
+		       const uintptr_t *regs)
 {
 	struct mc_plt_mod *m = mc_plt_by_id(id);
 	uintptr_t target;
@@ -232,9 +259,9 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
 	saved = errno;
-	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, NULL);
+	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, regs);
 	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
-		mc_plt_setjmp(arg1, ret_loc);
+		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
 	errno = saved;
 	return target;
 }
@@ -250,7 +277,8 @@ uintptr_t mc_plt_exit(uintptr_t *sp)
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	if (unlikely(j)) {
-		ret = mc_setjmp_return(sp, j->depth, j->parent_ip, j->child_ip);
+		ret = mc_setjmp_return(sp, j->depth, j->parent_ip, j->child_ip, j->rec_depth,
+				       (int)j->written);
 		errno = saved;
 		return ret;
 	}

@@ -14,12 +14,13 @@
 void mc_plt_setup(void);
 /* the trampolines' C halves (mcount_plt_tramp.S) */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
-		       uintptr_t arg1);
+		       const uintptr_t *regs);
 uintptr_t mc_plt_exit(uintptr_t *sp);
 /* re-point the slot of a call this thread sent to the resolver and that did not return
  * (pthread_exit: before the thread ends) */
 void mc_plt_fix_pending(void);
-/* a setjmp(env) of this thread was traced through the PLT: a longjmp to env is uftrace's */
+/* a setjmp(env) of this thread was traced through the PLT: a longjmp to env is uftrace's (and
+ * lands at that setjmp's return: asked by the longjmp wrappers only) */
 int mc_plt_setjmp_known(const void *env);
 
 #pragma GCC visibility pop

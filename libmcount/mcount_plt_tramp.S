@@ -5,7 +5,9 @@
  *                0(%rsp), the reloc index at 8(%rsp) and the caller's return address at
  *                16(%rsp). Every register that may carry an argument (rdi rsi rdx rcx r8 r9,
  *                rax = vector count for varargs, r10 = static chain) is saved around the C
- *                half; vector registers are not touched by it (-mgeneral-regs-only). Then
+ *                half, by the -pg trampolines' SAVE_ARGS, so -A reads a library call's
+ *                arguments as a -pg function's; vector registers are not touched by it
+ *                (-mgeneral-regs-only). Then
  *                either the two pushes are dropped and the target is jumped to, or (target not
  *                known yet) the real resolver is jumped to with them in place, as PLT0 would.
  * mc_plt_return  where a hijacked PLT call returns to: rax and rdx (the integer return
@@ -13,6 +15,7 @@
  *                (xmm0/xmm1 and st0 are not touched by the C half).
  * The stack is re-aligned to 16 bytes for the C calls whatever it was.
  */
+#include "libmcount/mcount_save_asm.h"
 	.text
 
 	.globl mc_plt_hooker
@@ -27,31 +30,16 @@ mc_plt_hooker:
 	.cfi_rel_offset %rbp, 0
 	mov %rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	and $-16, %rsp
-	sub $80, %rsp
-	mov %rdi, 56(%rsp)
-	mov %rsi, 48(%rsp)
-	mov %rdx, 40(%rsp)
-	mov %rcx, 32(%rsp)
-	mov %r8, 24(%rsp)
-	mov %r9, 16(%rsp)
-	mov %rax, 8(%rsp)
-	mov %r10, 0(%rsp)
+	sub $16, %rsp			/* 64(%rsp), below the saved rbp: *resolver */
+	SAVE_ARGS			/* aligned; the -pg trampolines' layout (mcount_save_asm.h) */
 	lea 24(%rbp), %rdi		/* ret_loc: above saved rbp, module id, index */
 	mov 16(%rbp), %rsi		/* reloc index */
 	mov 8(%rbp), %rdx		/* module id */
 	lea 64(%rsp), %rcx		/* *resolver */
-	mov 56(%rsp), %r8		/* the first argument (setjmp's jmp_buf) */
+	mov %rsp, %r8			/* the saved registers (setjmp's jmp_buf, -A) */
 	call mc_plt_entry
 	mov %rax, %r11
-	mov 0(%rsp), %r10
-	mov 8(%rsp), %rax
-	mov 16(%rsp), %r9
-	mov 24(%rsp), %r8
-	mov 32(%rsp), %rcx
-	mov 40(%rsp), %rdx
-	mov 48(%rsp), %rsi
-	mov 56(%rsp), %rdi
+	RESTORE_ARGS
 	test %r11, %r11
 	jz 1f
 	leave

@@ -33,6 +33,7 @@
 #include "librecord/rec_tp_asm.h"
 #include "librecord/rec_fast_asm.h"
 #include "libmcount/mcount_asm.h"
+#include "libmcount/mcount_save_asm.h"
 	.text
 
 /* %rax = rdtsc as CLOCK_MONOTONIC ns (rec_clock_tsc_to_ns); clobbers %rdx */
@@ -89,32 +90,7 @@
 9:
 .endm
 
-/* after `push %rbp; mov %rsp, %rbp`: align the stack and save every register that may carry
- * an argument (rdi rsi rdx rcx r8 r9, rax = vector count, r10 = static chain) below it */
-.macro SAVE_ARGS
-	and $-16, %rsp
-	sub $64, %rsp
-	mov %rdi, 56(%rsp)
-	mov %rsi, 48(%rsp)
-	mov %rdx, 40(%rsp)
-	mov %rcx, 32(%rsp)
-	mov %r8, 24(%rsp)
-	mov %r9, 16(%rsp)
-	mov %rax, 8(%rsp)
-	mov %r10, 0(%rsp)
-.endm
-
-/* the registers SAVE_ARGS saved; `leave` then undoes the frame */
-.macro RESTORE_ARGS
-	mov 0(%rsp), %r10
-	mov 8(%rsp), %rax
-	mov 16(%rsp), %r9
-	mov 24(%rsp), %r8
-	mov 32(%rsp), %rcx
-	mov 40(%rsp), %rdx
-	mov 48(%rsp), %rsi
-	mov 56(%rsp), %rdi
-.endm
+/* SAVE_ARGS / RESTORE_ARGS: mcount_save_asm.h (the PLT hooker saves the same way) */
 
 	.p2align 4
 	.globl mcount_tp_site

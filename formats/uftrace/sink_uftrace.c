@@ -177,9 +177,12 @@ static void uftrace_write_module_sym(int dirfd, const char *path)
 		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
 }
 
-/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them, "" as none */
-static void uftrace_specs(const char **arg, const char **ret, const char **patt)
+/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them, "" as none; -a */
+static void uftrace_specs(const char **arg, const char **ret, const char **patt, int *autoa)
 {
+	const char *a = rec_getenv("FLIGHTREC_AUTO_ARGS");
+
+	*autoa = a && *a && strcmp(a, "0");
 	*arg = rec_getenv("FLIGHTREC_ARGUMENT");
 	*ret = rec_getenv("FLIGHTREC_RETVAL");
 	*patt = rec_getenv("FLIGHTREC_MATCH");
@@ -192,9 +195,10 @@ static void uftrace_specs(const char **arg, const char **ret, const char **patt)
 static void uftrace_save_spec(struct rec_session *s)
 {
 	const char *arg, *ret, *patt;
+	int autoa;
 
-	uftrace_specs(&arg, &ret, &patt);
-	if (uftrace_info_save_spec(s->ringdirfd, arg, ret, patt) < 0)
+	uftrace_specs(&arg, &ret, &patt, &autoa);
+	if (uftrace_info_save_spec(s->ringdirfd, arg, ret, patt, autoa) < 0)
 		rec_warn("cannot write %s/.flightrec/%s:", s->dir, UFTRACE_SPEC_FILE);
 }
 
@@ -458,7 +462,7 @@ static void uftrace_finish(struct rec_session *s)
 	d.elapsed_ns = now - s->start_ns;
 	d.max_stack = s->cfg.max_stack;
 	/* libmcount's -A/-R (mcount_args.c), as uftrace record saves them */
-	uftrace_specs(&d.argspec, &d.retspec, &d.pattern_type);
+	uftrace_specs(&d.argspec, &d.retspec, &d.pattern_type, &d.auto_args);
 	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
 	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);

@@ -5,6 +5,7 @@
  * calls malloc or stdio: mmap'ed memory, getdents64 and read (rec_util.h says why).
  */
 #include "formats/uftrace/uftrace_info.h"
+#include "formats/uftrace/uftrace_autoargs.h"
 #include "librecord/rec_config.h"
 #include "librecord/rec_util.h"
 #include "formats/uftrace/uftrace_format.h"
@@ -170,6 +171,22 @@ static void uftrace_info_cpuinfo(struct ubuf *b)
 	ubuf_add(b, "cpuinfo:desc=%.*s\n", p && e ? (int)(e - p) : 6, p && e ? p : "x86_64");
 }
 
+/* argauto, retauto and enumauto: the table, as uftrace's readers parse it ("NAME@ITEMS;...") */
+static void uftrace_info_autoargs(struct ubuf *b)
+{
+	const struct uftrace_autoarg *e;
+
+	ubuf_add(b, "argauto:");
+	for (size_t i = 0; (e = uftrace_autoarg_at(i)) != NULL; i++)
+		if (e->args)
+			ubuf_add(b, "%s@%s;", e->name, e->args);
+	ubuf_add(b, "\nretauto:");
+	for (size_t i = 0; (e = uftrace_autoarg_at(i)) != NULL; i++)
+		if (e->ret)
+			ubuf_add(b, "%s@%s;", e->name, e->ret);
+	ubuf_add(b, "\nenumauto:%s\n", uftrace_autoarg_enums);
+}
+
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
 {
 	struct ubuf b = { 0 };
@@ -184,15 +201,19 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	char date[64];
 	int fd, bad, saved;
 	int nspec = (d->argspec != NULL) + (d->retspec != NULL);
+	int autoa = !!d->auto_args;
 
-	/* -A/-R: the spec strings uftrace's readers lay the payloads out by, and how their
-	 * patterns match (uftrace 0.13's fill_arg_spec and fill_pattern_type) */
-	if (d->argspec)
+	/* -A/-R/-a: the spec strings uftrace's readers lay the payloads out by, our table of
+	 * prototypes (what "-A FUNC" and -a recorded: uftrace_autoargs.h) and how the patterns
+	 * match (uftrace 0.13's fill_arg_spec and fill_pattern_type) */
+	if (d->argspec || autoa)
 		feat |= UFTRACE_FEAT_ARGUMENT;
-	if (d->retspec)
+	if (d->retspec || autoa)
 		feat |= UFTRACE_FEAT_RETVAL;
-	if (nspec)
+	if (nspec || autoa) {
+		feat |= UFTRACE_FEAT_AUTO_ARGS;
 		info |= UFTRACE_INFO_CPUINFO | UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;
+	}
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, UFTRACE_MAGIC, 8);
@@ -207,25 +228,28 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	ubuf_add(&b, "exename:%s\n", d->exename);
 	uftrace_info_cmdline(&b, d->cmdline ? d->cmdline : d->exename,
 			     d->cmdline ? d->cmdline_len : strlen(d->exename));
-	if (nspec)
+	if (nspec || autoa)
 		uftrace_info_cpuinfo(&b);
 	ubuf_add(&b, "taskinfo:lines=2\ntaskinfo:nr_tid=%d\ntaskinfo:tids=", d->ntids);
 	for (int i = 0; i < d->ntids; i++)
 		ubuf_add(&b, "%s%d", i ? "," : "", d->tids[i]);
 	ubuf_add(&b, "\n");
-	if (nspec) {
-		ubuf_add(&b, "argspec:lines=%d\n", nspec);
+	if (nspec || autoa) {
+		ubuf_add(&b, "argspec:lines=%d\n", nspec + 3 + autoa);
 		if (d->argspec)
 			ubuf_add(&b, "argspec:%s\n", d->argspec);
 		if (d->retspec)
 			ubuf_add(&b, "retspec:%s\n", d->retspec);
+		uftrace_info_autoargs(&b);
+		if (autoa)
+			ubuf_add(&b, "auto-args:1\n");
 	}
 	/* in UTC: the local zone is read from its file with stdio the first time (rec_util.h) */
 	rec_ctime_utc((long long)d->date, date);
 	ubuf_add(&b, "record_date:%s\nelapsed_time:%llu.%09llu sec\n", date,
 		 (unsigned long long)(d->elapsed_ns / 1000000000ull),
 		 (unsigned long long)(d->elapsed_ns % 1000000000ull));
-	if (nspec)
+	if (nspec || autoa)
 		ubuf_add(&b, "pattern_type:%s\n", d->pattern_type ? d->pattern_type : "regex");
 	ubuf_add(&b, "uftrace_version:v0.13 ( x86_64 flightrec )\n");
 	if (b.failed) {
@@ -253,12 +277,12 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 }
 
 int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
-			   const char *pattern_type)
+			   const char *pattern_type, int auto_args)
 {
 	struct ubuf b = { 0 };
 	int fd, bad, saved;
 
-	if (!argspec && !retspec)
+	if (!argspec && !retspec && !auto_args)
 		return 0;
 	/* one line each, as in info; a line not there is a spec not given */
 	if (argspec)
@@ -267,6 +291,8 @@ int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retsp
 		ubuf_add(&b, "retspec:%s\n", retspec);
 	if (pattern_type)
 		ubuf_add(&b, "pattern_type:%s\n", pattern_type);
+	if (auto_args)
+		ubuf_add(&b, "auto-args:1\n");
 	if (b.failed) {
 		rec_mem_free(b.p);
 		errno = ENOMEM;
@@ -312,5 +338,7 @@ void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace
 			d->retspec = p + 8;
 		else if (!strncmp(p, "pattern_type:", 13))
 			d->pattern_type = p + 13;
+		else if (!strcmp(p, "auto-args:1"))
+			d->auto_args = 1;
 	}
 }

@@ -26,16 +26,18 @@ struct uftrace_info_desc {
 	const char *argspec;  /* -A (FLIGHTREC_ARGUMENT) as given, NULL: none */
 	const char *retspec;  /* -R (FLIGHTREC_RETVAL) */
 	const char *pattern_type; /* "regex" or "glob": how those patterns match */
+	int auto_args;        /* -a/--auto-args (FLIGHTREC_AUTO_ARGS) */
 };
 
-/* The -A/-R specs of a trace, kept in its .flightrec directory (RINGDIRFD) from the session's
- * start so that salvage can write them into `info` too (uftrace cannot size the payloads
- * without them). Nothing is written when both are NULL. 0, or -1 with errno. */
+/* The -A/-R specs of a trace (and -a), kept in its .flightrec directory (RINGDIRFD) from the
+ * session's start so that salvage can write them into `info` too (uftrace cannot size the
+ * payloads without them). Nothing is written when both are NULL and AUTO_ARGS is 0. 0, or -1
+ * with errno. */
 #define UFTRACE_SPEC_FILE "uftrace.argspec"
 int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
-			   const char *pattern_type);
+			   const char *pattern_type, int auto_args);
 /* Read them back into BUF (LEN bytes) and point D's argspec, retspec and pattern_type into
- * it; D is left alone when there is no such file. */
+ * it, and set its auto_args; D is left alone when there is no such file. */
 void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace_info_desc *d);
 
 /* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */

@@ -2,7 +2,8 @@
  * uftrace_sym: write a module's function symbols as the old-format `.sym` file uftrace 0.13
  * reads: "<16 hex addr> <type> <name>" lines, sorted by address, addresses relative to the
  * module's first PT_LOAD, each function closed by the next line's address (a `?` marker
- * closes a gap and the last function), with `# symbols:` and `# path name:` headers. The PLT
+ * closes a gap and the last function), each data symbol (`d D v u`, as uftrace saves them)
+ * running to the next line, with `# symbols:` and `# path name:` headers. The PLT
  * entries are 'P' lines (rec_elf_plt.h), closed by `__dynsym_end` as uftrace closes them.
  *
  * Slow path only (session start, a dlopen): the ELF file is mapped and read in place, the
@@ -54,8 +55,44 @@ static int usym_room(struct usym **v, size_t *cnt, size_t *cap)
 	return 0;
 }
 
-/* Collect functions of the symtab (or the dynsym when stripped), then the PLT entries.
- * Returns count, -1 on error. */
+/* the data symbols uftrace 0.13 saves too (its load_symbol: STT_OBJECT, defined, sized),
+ * 'd' 'D' 'v' 'u' by binding: its replay names a /p argument pointing into them
+ * (`&_IO_stdin_used`). 0, or -1 (no memory). */
+static int usym_data(const struct rec_elf_tab *tab, size_t i, uint64_t base, struct usym **v,
+		     size_t *cnt, size_t *cap)
+{
+	const Elf64_Sym *s = &tab->syms[i];
+	const char *name;
+	char type;
+
+	if (ELF64_ST_TYPE(s->st_info) != STT_OBJECT || s->st_shndx == SHN_UNDEF ||
+	    !s->st_size || s->st_value < base)
+		return 0;
+	name = rec_elf_tab_name(tab, i);
+	if (!*name)
+		return 0;
+	switch (ELF64_ST_BIND(s->st_info)) {
+	case STB_LOCAL: type = 'd'; break;
+	case STB_GLOBAL: type = 'D'; break;
+	case STB_WEAK: type = 'v'; break;
+	case STB_GNU_UNIQUE: type = 'u'; break;
+	default: return 0;
+	}
+	if (usym_room(v, cnt, cap) < 0)
+		return -1;
+	(*v)[*cnt] = (struct usym){ .addr = s->st_value - base, .size = s->st_size, .type = type,
+				    .name = name, .idx = i };
+	(*cnt)++;
+	return 0;
+}
+
+static int usym_is_data(char type)
+{
+	return type == 'd' || type == 'D' || type == 'v' || type == 'u';
+}
+
+/* Collect functions of the symtab (or the dynsym when stripped) and its data symbols, then
+ * the PLT entries. Returns count, -1 on error. */
 static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 {
 	const struct rec_elf_tab *tab = rec_elf_map_symtab(m);
@@ -67,8 +104,11 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 		const Elf64_Sym *s = &tab->syms[i];
 		const char *name;
 
-		if (!rec_elf_tab_func(tab, i, &name))
+		if (!rec_elf_tab_func(tab, i, &name)) {
+			if (usym_data(tab, i, m->load_base, &v, &cnt, &cap) < 0)
+				return -1;
 			continue;
+		}
 		if (usym_room(&v, &cnt, &cap) < 0)
 			return -1;
 		v[cnt].addr = s->st_value - m->load_base;
@@ -134,9 +174,19 @@ int uftrace_sym_write(int dirfd, const char *path, const char *symname)
 		/* the PLT block ends as uftrace ends it (its reader takes either marker) */
 		if (v[i].type == 'P' && (i + 1 == n || v[i + 1].type != 'P'))
 			rec_out_printf(&out, "%016llx ? __dynsym_end\n", (unsigned long long)end);
+		/* a data symbol runs to the next line, as in uftrace's files (no marker between
+		 * data symbols); the last one ends at its size */
+		else if (usym_is_data(v[i].type)) {
+			if (i + 1 == n)
+				rec_out_printf(&out, "%016llx ? __sym_end\n", (unsigned long long)end);
+		}
 		/* close the function where it ends, unless the next one starts right there */
 		else if (v[i].size && (i + 1 == n || v[i + 1].addr > end))
 			rec_out_printf(&out, "%016llx ? __func_end\n", (unsigned long long)end);
+		/* a sizeless one the data follow: one byte, as when it is the last line */
+		else if (!v[i].size && i + 1 < n && usym_is_data(v[i + 1].type))
+			rec_out_printf(&out, "%016llx ? __func_end\n",
+				       (unsigned long long)v[i].addr + 1);
 	}
 	if (n > 0 && v[n - 1].size == 0)
 		rec_out_printf(&out, "%016llx ? __sym_end\n",

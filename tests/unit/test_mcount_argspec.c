@@ -4,7 +4,9 @@
  * utils/filter.c add_arg_spec / setup_trigger_action): each item form (argN, fpargN, retval,
  * formats and sizes, argN/f, %reg, %stackN, /e:NAME), the defaults (8 bytes, 1 for /c), what
  * is refused; entries, modules and ignored actions; the merge (same slot replaced in place,
- * an exact name not replaced by a regex, return values counted apart).
+ * an exact name not replaced by a regex, return values counted apart); the table of
+ * prototypes (formats/uftrace/uftrace_autoargs.c: sorted, every item parses, the lookup) and
+ * how "-A FUNC", "-R FUNC" and -a take it (uftrace's add_filter with TRIGGER_FL_AUTO_ARGS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "libmcount/mcount_argspec.h"
+#include "formats/uftrace/uftrace_autoargs.h"
 
 static struct mc_argspec_set set;
 
@@ -49,6 +52,14 @@ static void test_items(void **state)
 	assert_int_equal(a.idx, 1);
 	assert_int_equal(a.fmt, 'd');
 	assert_int_equal(a.size, 8);
+	/* uftrace's int from strtol: an index past every function's arguments, never wrapped
+	 * into a small one (arg4294967295 is -1, arg9999999 stays) */
+	a = item("arg9999999");
+	assert_int_equal(a.idx, 9999999);
+	a = item("arg4294967295");
+	assert_int_equal(a.idx, -1);
+	a = item("fparg0x10");
+	assert_int_equal(a.idx, 16);
 	a = item("arg12/i16");
 	assert_int_equal(a.idx, 12);
 	assert_int_equal(a.fmt, 'i');
@@ -144,9 +155,12 @@ static void test_entries(void **state)
 	assert_int_equal(set.r[3].n, 1);
 	assert_int_equal(set.r[3].a[0].idx, 0);
 	assert_int_equal(set.r[3].kind, MC_AR_RET);
-	/* refused: no item of this kind (uftrace's auto spec), a bad pattern, a bad item */
-	assert_int_equal(mc_argspec_parse(&set, "malloc", MC_AR_ARG, 0, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "no argN"));
+	/* no item of this kind: an entry of its own, for the table's prototype */
+	parse("malloc;calloc@retval", MC_AR_ARG);
+	assert_int_equal(set.n, 6);
+	assert_int_equal(set.r[4].n, 0);
+	assert_int_equal(set.r[5].n, 0);
+	/* refused: a bad pattern, a bad item */
 	assert_int_equal(mc_argspec_parse(&set, "a(b@arg1", MC_AR_ARG, 0, err, sizeof(err)), -1);
 	assert_int_equal(mc_argspec_parse(&set, "main@arg1/z", MC_AR_ARG, 0, err, sizeof(err)),
 			 -1);
@@ -194,6 +208,123 @@ static void test_merge(void **state)
 	assert_false(mc_argspec_module_is("/lib/x86_64-linux-gnu/libm.so.6", "libc"));
 }
 
+/* one item of L: its index, format and size as a string ("1s8") */
+static void expect_item(const struct mc_arglist *l, unsigned i, int idx, char fmt, int size)
+{
+	assert_true(i < l->n);
+	if (l->a[i].idx != idx || l->a[i].fmt != fmt || l->a[i].size != size)
+		fail_msg("item %u: arg%d/%c%d, want arg%d/%c%d", i, l->a[i].idx, l->a[i].fmt,
+			 l->a[i].size * 8, idx, fmt, size * 8);
+}
+
+static void test_autoargs_table(void **state)
+{
+	const struct uftrace_autoarg *e, *prev = NULL;
+	size_t n = uftrace_autoarg_count();
+
+	(void)state;
+	assert_true(n > 50);
+	for (size_t i = 0; i < n; i++, prev = e) {
+		const char *lists[2];
+
+		e = uftrace_autoarg_at(i);
+		assert_non_null(e);
+		/* sorted, no duplicates: the lookup is a binary search */
+		if (prev && strcmp(prev->name, e->name) >= 0)
+			fail_msg("'%s' after '%s'", e->name, prev->name);
+		assert_true(e->args || e->ret);
+		lists[0] = e->args;
+		lists[1] = e->ret;
+		/* every item parses, and is of its list's kind; every enum is declared */
+		for (int k = 0; k < 2; k++) {
+			for (const char *p = lists[k]; p && *p;) {
+				const char *c = strchr(p, ',');
+				size_t len = c ? (size_t)(c - p) : strlen(p);
+				char err[200], decl[80];
+				struct mc_arg a;
+
+				if (mc_arg_parse(&a, p, len, err, sizeof(err)) < 0)
+					fail_msg("%s: %s", e->name, err);
+				assert_int_equal(a.idx == 0, k == 1);
+				if (a.fmt == 'e') {
+					const char *nm = memchr(p, ':', len) + 1;
+					snprintf(decl, sizeof(decl), "enum %.*s {",
+						 (int)(len - (size_t)(nm - p)), nm);
+					if (!strstr(uftrace_autoarg_enums, decl))
+						fail_msg("%s: no '%s' in the enums", e->name, decl);
+				}
+				p += len + (c != NULL);
+			}
+		}
+		assert_ptr_equal(uftrace_autoarg_find(e->name), e);
+	}
+	assert_null(uftrace_autoarg_at(n));
+	assert_null(uftrace_autoarg_find("main"));
+	assert_null(uftrace_autoarg_find(""));
+	assert_null(uftrace_autoarg_find("strlenx"));
+	e = uftrace_autoarg_find("mmap");
+	assert_non_null(e);
+	assert_string_equal(e->args, "arg1/p,arg2/u,arg3/e:uft_mmap_prot,arg4/e:uft_mmap_flag,"
+			    "arg5/d32,arg6");
+	assert_string_equal(e->ret, "retval/p");
+	e = uftrace_autoarg_find("free");
+	assert_non_null(e);
+	assert_null(e->ret);
+	assert_non_null(strstr(uftrace_autoarg_enums, "O_RDONLY = 0,"));
+	assert_non_null(strstr(uftrace_autoarg_enums, "MAP_ANON = 0x20,"));
+}
+
+static void test_auto_merge(void **state)
+{
+	struct mc_arglist l;
+
+	(void)state;
+	/* "-A ^str -R ^str": the table's items of each kind, for the names it knows */
+	set.n = 0;
+	parse("^str", MC_AR_ARG);
+	parse("^str", MC_AR_RET);
+	mc_argspec_for(&set, "/bin/prog", "strlen", NULL, &l);
+	assert_int_equal(l.n, 2);
+	expect_item(&l, 0, 1, 's', 8);
+	expect_item(&l, 1, 0, 'u', 8);
+	mc_argspec_for(&set, "/bin/prog", "strncmp", NULL, &l);
+	assert_int_equal(l.nargs, 3);
+	assert_int_equal(l.nret, 1);
+	expect_item(&l, 3, 0, 'd', 4);
+	mc_argspec_for(&set, "/bin/prog", "strange", NULL, &l); /* not in the table */
+	assert_int_equal(l.n, 0);
+	/* "-A FUNC" then "-A FUNC@arg2": the table's items, arg2 replaced in place (uftrace
+	 * merges them in order) */
+	set.n = 0;
+	parse("calloc;calloc@arg2/x", MC_AR_ARG);
+	mc_argspec_for(&set, "/bin/prog", "calloc", NULL, &l);
+	assert_int_equal(l.n, 2);
+	expect_item(&l, 0, 1, 'u', 8);
+	expect_item(&l, 1, 2, 'x', 8);
+	/* -a: every function of the table, but a kind an entry gave items keeps those only */
+	set.n = 0;
+	set.auto_all = 1;
+	parse("calloc@arg2", MC_AR_ARG);
+	mc_argspec_for(&set, "/bin/prog", "calloc", NULL, &l);
+	assert_int_equal(l.n, 2); /* uftrace's t180: calloc(14) = 0x... */
+	expect_item(&l, 0, 2, 'd', 8);
+	expect_item(&l, 1, 0, 'p', 8);
+	mc_argspec_for(&set, "/bin/prog", "open", NULL, &l);
+	assert_int_equal(l.n, 3);
+	expect_item(&l, 0, 1, 's', 8);
+	expect_item(&l, 1, 2, 'e', 8);
+	expect_item(&l, 2, 0, 'd', 4);
+	mc_argspec_for(&set, "/bin/prog", "main", NULL, &l);
+	assert_int_equal(l.n, 0);
+	/* an entry naming a function the table does not know gives nothing, and -a nothing */
+	parse("ar_int2", MC_AR_ARG);
+	mc_argspec_for(&set, "/bin/prog", "ar_int2", NULL, &l);
+	assert_int_equal(l.n, 0);
+	set.auto_all = 0;
+	mc_argspec_for(&set, "/bin/prog", "open", NULL, &l);
+	assert_int_equal(l.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +332,8 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_entries),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_autoargs_table),
+		cmocka_unit_test(test_auto_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,7 @@ FN void lc_deep(int code)
 int lc_lib_work(int n);
 #endif
 
-static jmp_buf lc_env;
+static jmp_buf lc_env, lc_env2;
 
 FN void lc_jump(int v)
 {
@@ -55,6 +55,13 @@ FN void lc_jump(int v)
 FN void lc_jump_deep(int v)
 {
 	lc_jump(v);
+}
+
+/* "longjmp2": main's two setjmp calls return through one stack slot; each jump must land at
+ * its own (uftrace's t145_longjmp3) */
+FN void lc_jump2(int which, int v)
+{
+	longjmp(which == 1 ? lc_env : lc_env2, v);
 }
 
 FN int lc_after(int v)
@@ -85,6 +92,20 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "exit"))
 		lc_deep(3);
+	if (argc > 1 && !strcmp(argv[1], "longjmp2")) {
+		volatile int r = setjmp(lc_env);
+
+		printf("at 1: %d\n", r);
+		if (r == 0)
+			r = setjmp(lc_env2);
+		if (r == 0)
+			lc_jump2(1, 1);
+		else if (r == 1)
+			lc_jump2(2, 2);
+		else if (r == 2)
+			lc_jump2(1, 3);
+		printf("done: %d\n", r);
+	}
 	if (argc > 1 && !strcmp(argv[1], "longjmp")) {
 		if (setjmp(lc_env) == 0)
 			lc_jump_deep(7);
