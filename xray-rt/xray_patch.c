@@ -47,6 +47,7 @@
 #include "librecord/rec_tp.h"
 #include "librecord/rec_util.h"
 #include "formats/tfile/sink_tfile.h"
+#include "formats/uftrace/sink_uftrace.h"
 #include "formats/xray/sink_xray.h"
 
 #include <elf.h>
@@ -912,9 +913,9 @@ static int xr_dso_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		sc->first_seen = 1; /* the executable: xr_map */
 		return 0;
 	}
-	if (!info->dlpi_name || info->dlpi_name[0] != '/' || xr_dso_nomap(info->dlpi_addr) ||
+	if (!info->dlpi_name || !strchr(info->dlpi_name, '/') || xr_dso_nomap(info->dlpi_addr) ||
 	    xr_dso_find(info->dlpi_name, info->dlpi_addr))
-		return 0; /* the vDSO (no file), or known */
+		return 0; /* the vDSO (no file: no slash), or known */
 	r = xr_map_load_dso(info->dlpi_name, info->dlpi_addr, &m);
 	if (r <= 0 || m.count == 0) {
 		free(m.sleds);
@@ -932,43 +933,56 @@ static int xr_dso_cb(struct dl_phdr_info *info, size_t size, void *arg)
 /*
  * The shared objects loaded now that have a map and are not known yet: registered, and their
  * sleds patched when the global state says so (at start: when our recording patched the
- * executable). The patching lock is held. Their symbols are read now (rec_symtab), while they
- * are loaded: the sinks name functions by address, maybe after a dlclose.
+ * executable). The patching lock is held. How many were found.
  */
-static void xr_dso_sync_locked(void)
+static size_t xr_dso_sync_locked(void)
 {
 	struct xr_dso_scan sc = {0};
 
 	if (xr_load() <= 0)
-		return;
+		return 0;
 	dl_iterate_phdr(xr_dso_cb, &sc);
-	if (!sc.nfound)
-		return;
 	for (size_t i = 0; i < sc.nfound; i++) {
 		if (xr_dso_closing)
 			xr_dso_resync = 1;
 		else if (xr_dso_want)
 			xr_dso_apply(sc.found[i], 1);
 	}
-	if (rec_symtab_load() < 0)
+	return sc.nfound;
+}
+
+/* New objects' symbols are read now (rec_symtab), while they are loaded: the sinks name
+ * functions by address, maybe after a dlclose, and <log>.yaml is written at finish, maybe
+ * in a signal handler. Outside the patching lock: the API's calls meanwhile are not ONGOING. */
+static void xr_dso_symbols(size_t nfound)
+{
+	if (nfound && rec_symtab_load() < 0)
 		rec_debug("xray-rt: cannot read the symbols of the shared objects");
 }
 
 void xr_dso_start(void)
 {
+	size_t n;
+
 	xr_patch_lock();
 	__atomic_store_n(&xr_dso_on, 1, __ATOMIC_RELEASE);
-	xr_dso_sync_locked();
+	n = xr_dso_sync_locked();
 	xr_patch_unlock();
+	xr_dso_symbols(n);
+	for (uint32_t k = 1; k < xr_dso_count() + 1; k++)
+		uftrace_note_module(xr_objs[k]->path); /* the uftrace format: their .sym files */
 }
 
 void xr_dso_sync(void)
 {
+	size_t n;
+
 	if (!__atomic_load_n(&xr_dso_on, __ATOMIC_ACQUIRE))
 		return; /* not started, or this copy of the runtime stood down */
 	xr_patch_lock();
-	xr_dso_sync_locked();
+	n = xr_dso_sync_locked();
 	xr_patch_unlock();
+	xr_dso_symbols(n);
 }
 
 void xr_dso_close_begin(void)
