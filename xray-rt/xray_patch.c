@@ -755,8 +755,8 @@ static void xr_dso_apply(struct xr_obj *o, int enable)
 {
 	uint32_t done = 0, skipped = 0;
 
-	if (!o->loaded)
-		return;
+	if (!o->loaded || !o->map.count)
+		return; /* unloaded, or its map was refused (xr_dso_register) */
 	if (enable && xr_setup_targets_for(o->sled_lo, o->sled_hi, &o->stub_page, o->target,
 					   o->path) < 0)
 		return;
@@ -923,10 +923,12 @@ static int xr_dso_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	o = xr_dso_register(info->dlpi_name, info, &m);
-	if (!o)
+	if (!o) {
 		free(m.sleds);
-	else if (sc->nfound < XR_OBJ_MAX)
+		xr_dso_add_nomap(info->dlpi_addr); /* said once; not read again */
+	} else if (sc->nfound < XR_OBJ_MAX) {
 		sc->found[sc->nfound++] = o;
+	}
 	return 0;
 }
 
