@@ -180,8 +180,10 @@ static int xr_setup_targets_for(uintptr_t lo, uintptr_t hi, uint8_t **stub, uint
 	if (!*stub) {
 		uint8_t *page = xr_map_near(lo, hi);
 		if (!page) {
-			rec_warn("xray-rt: no free page within 2 GB of %s for the trampoline stubs; "
-				 "its sleds are not recorded", what);
+			rec_warn(
+				"xray-rt: no free page within 2 GB of %s for the trampoline stubs; "
+				"its sleds are not recorded",
+				what);
 			return -1;
 		}
 		for (int i = 0; i < XR_T_COUNT; i++) {
@@ -715,9 +717,9 @@ uint32_t xr_max_fid(void)
  */
 struct xr_obj {
 	char path[REC_PATH_MAX];
-	uintptr_t bias;		/* load bias (atomic: read by xr_fn_addr) */
-	struct xr_map map;	/* sleds of the current load, ids packed */
-	uintptr_t *fn_off;	/* [local id]: function address - bias, [0 .. map.max_id] */
+	uintptr_t bias;	   /* load bias (atomic: read by xr_fn_addr) */
+	struct xr_map map; /* sleds of the current load, ids packed */
+	uintptr_t *fn_off; /* [local id]: function address - bias, [0 .. map.max_id] */
 	uintptr_t sled_lo, sled_hi;
 	uintptr_t text_lo, text_hi;
 	uintptr_t target[XR_T_COUNT];
@@ -728,11 +730,11 @@ struct xr_obj {
 
 static struct xr_obj *xr_objs[XR_OBJ_MAX]; /* [0]: the executable, which is xr_map */
 static uint32_t xr_nobjs = 1;
-static int xr_dso_on;	    /* xr_dso_start ran: this copy of the runtime records */
-static int xr_dso_want;	    /* the global state: sleds to our trampolines */
-static int xr_dso_closing;  /* dlclose calls under way */
-static int xr_dso_resync;   /* a state change waits for them to end */
-static int xr_dso_full;	    /* said once: no object id left */
+static int xr_dso_on;	   /* xr_dso_start ran: this copy of the runtime records */
+static int xr_dso_want;	   /* the global state: sleds to our trampolines */
+static int xr_dso_closing; /* dlclose calls under way */
+static int xr_dso_resync;  /* a state change waits for them to end */
+static int xr_dso_full;	   /* said once: no object id left */
 /* modules without a map, by load bias (not read again until a dlclose) */
 static uintptr_t *xr_nomap;
 static size_t xr_nnomap, xr_cnomap;
@@ -757,8 +759,8 @@ static void xr_dso_apply(struct xr_obj *o, int enable)
 
 	if (!o->loaded || !o->map.count)
 		return; /* unloaded, or its map was refused (xr_dso_register) */
-	if (enable && xr_setup_targets_for(o->sled_lo, o->sled_hi, &o->stub_page, o->target,
-					   o->path) < 0)
+	if (enable &&
+	    xr_setup_targets_for(o->sled_lo, o->sled_hi, &o->stub_page, o->target, o->path) < 0)
 		return;
 	if (xr_protect(o->sled_lo, o->sled_hi, PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
 		rec_warn("xray-rt: cannot make the text of %s writable to patch its sleds:",
@@ -773,8 +775,8 @@ static void xr_dso_apply(struct xr_obj *o, int enable)
 	if (enable)
 		rec_debug("xray-rt: %s (object %u): patched %u of %zu sleds (%u functions), %u "
 			  "left alone%s",
-			  o->path, o->k, done, o->map.count, o->map.max_id,
-			  skipped, o->stub_page ? ", through a stub page" : "");
+			  o->path, o->k, done, o->map.count, o->map.max_id, skipped,
+			  o->stub_page ? ", through a stub page" : "");
 }
 
 /* xr_patch_all / xr_unpatch_all: the objects follow (the patching lock is held) */
@@ -822,8 +824,7 @@ static struct xr_obj *xr_dso_find(const char *path, uintptr_t bias)
 
 /* A module with a map, just found: its object (an old one of the same file, or a new one),
  * ids packed, loaded. NULL when it cannot be recorded (said). */
-static struct xr_obj *xr_dso_register(const char *path, struct dl_phdr_info *info,
-				      struct xr_map *m)
+static struct xr_obj *xr_dso_register(const char *path, struct dl_phdr_info *info, struct xr_map *m)
 {
 	struct xr_obj *o = NULL;
 	uint32_t k;
@@ -866,8 +867,8 @@ static struct xr_obj *xr_dso_register(const char *path, struct dl_phdr_info *inf
 	o->sled_hi = 0;
 	for (size_t i = 0; i < m->count; i++) {
 		const struct xr_sled *s = &m->sleds[i];
-		uintptr_t end = s->addr + (s->kind == XR_SLED_CUSTOM ? XR_CUSTOM_SLED_SIZE
-								    : XR_SLED_SIZE);
+		uintptr_t end =
+			s->addr + (s->kind == XR_SLED_CUSTOM ? XR_CUSTOM_SLED_SIZE : XR_SLED_SIZE);
 		o->sled_lo = s->addr < o->sled_lo ? s->addr : o->sled_lo;
 		o->sled_hi = end > o->sled_hi ? end : o->sled_hi;
 	}
@@ -883,7 +884,8 @@ static struct xr_obj *xr_dso_register(const char *path, struct dl_phdr_info *inf
 	}
 	if (o->sled_lo < o->text_lo || o->sled_hi > o->text_hi) {
 		rec_warn("xray-rt: the instrumentation map of %s names sleds outside its text: "
-			 "not recorded", path);
+			 "not recorded",
+			 path);
 		o->map.count = 0;
 	}
 	__atomic_store_n(&o->bias, m->bias, __ATOMIC_RELAXED);
@@ -1050,12 +1052,12 @@ static int xr_map_fn(int fd, uint32_t id, uintptr_t fn, uintptr_t bias)
 	else
 		xr_yaml_name(name, sizeof(name), rec_symtab_name(mod, sym));
 	for (int kind = 0; kind < 2; kind++) {
-		size_t len = rec_snprintf(line, sizeof(line),
-					  "- { id: %u, address: 0x%llX, function: 0x%llX, kind: %s, "
-					  "always-instrument: false, function-name: %s, version: 2 }\n",
-					  id, (unsigned long long)(fn - bias),
-					  (unsigned long long)(fn - bias),
-					  kind ? "function-exit" : "function-enter", name);
+		size_t len = rec_snprintf(
+			line, sizeof(line),
+			"- { id: %u, address: 0x%llX, function: 0x%llX, kind: %s, "
+			"always-instrument: false, function-name: %s, version: 2 }\n",
+			id, (unsigned long long)(fn - bias), (unsigned long long)(fn - bias),
+			kind ? "function-exit" : "function-enter", name);
 		if (rec_write_all(fd, line, len) < 0)
 			return -1;
 	}
