@@ -194,9 +194,11 @@ uintptr_t xr_fn_addr(uint32_t fid);
 #define XR_OBJ_SHIFT 24
 #define XR_OBJ_MAX 16
 /* find the loaded ones not known yet, patch them as the executable is: at start (the runtime
- * records: xr_dso_start), after a dlopen (xr_dso_sync: nothing before xr_dso_start) */
+ * records: xr_dso_start), after a dlopen of `opened` (its link map's name, NULL if unknown)
+ * that loaded it at `opened_bias` (xr_dso_sync: nothing before xr_dso_start); the uftrace
+ * format gets a DLOP line for it and for each new object it brought */
 void xr_dso_start(void);
-void xr_dso_sync(void);
+void xr_dso_sync(const char *opened, uintptr_t opened_bias);
 /* around the real dlclose: no object's text is written while one is under way, and the ones
  * it unloaded are forgotten after */
 void xr_dso_close_begin(void);

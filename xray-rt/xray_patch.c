@@ -900,6 +900,7 @@ static struct xr_obj *xr_dso_register(const char *path, struct dl_phdr_info *inf
 struct xr_dso_scan {
 	int first_seen;
 	struct xr_obj *found[XR_OBJ_MAX];
+	uintptr_t bias[XR_OBJ_MAX]; /* where each was found */
 	size_t nfound;
 };
 
@@ -929,6 +930,7 @@ static int xr_dso_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		free(m.sleds);
 		xr_dso_add_nomap(info->dlpi_addr); /* said once; not read again */
 	} else if (sc->nfound < XR_OBJ_MAX) {
+		sc->bias[sc->nfound] = info->dlpi_addr;
 		sc->found[sc->nfound++] = o;
 	}
 	return 0;
@@ -937,22 +939,19 @@ static int xr_dso_cb(struct dl_phdr_info *info, size_t size, void *arg)
 /*
  * The shared objects loaded now that have a map and are not known yet: registered, and their
  * sleds patched when the global state says so (at start: when our recording patched the
- * executable). The patching lock is held. How many were found.
+ * executable), in sc. The patching lock is held.
  */
-static size_t xr_dso_sync_locked(void)
+static void xr_dso_sync_locked(struct xr_dso_scan *sc)
 {
-	struct xr_dso_scan sc = {0};
-
 	if (xr_load() <= 0)
-		return 0;
-	dl_iterate_phdr(xr_dso_cb, &sc);
-	for (size_t i = 0; i < sc.nfound; i++) {
+		return;
+	dl_iterate_phdr(xr_dso_cb, sc);
+	for (size_t i = 0; i < sc->nfound; i++) {
 		if (xr_dso_closing)
 			xr_dso_resync = 1;
 		else if (xr_dso_want)
-			xr_dso_apply(sc.found[i], 1);
+			xr_dso_apply(sc->found[i], 1);
 	}
-	return sc.nfound;
 }
 
 /* New objects' symbols are read now (rec_symtab), while they are loaded: the sinks name
@@ -966,27 +965,36 @@ static void xr_dso_symbols(size_t nfound)
 
 void xr_dso_start(void)
 {
-	size_t n;
+	struct xr_dso_scan sc = {0};
 
 	xr_patch_lock();
 	__atomic_store_n(&xr_dso_on, 1, __ATOMIC_RELEASE);
-	n = xr_dso_sync_locked();
+	xr_dso_sync_locked(&sc);
 	xr_patch_unlock();
-	xr_dso_symbols(n);
+	xr_dso_symbols(sc.nfound);
 	for (uint32_t k = 1; k < xr_dso_count() + 1; k++)
 		uftrace_note_module(xr_objs[k]->path); /* the uftrace format: their .sym files */
 }
 
-void xr_dso_sync(void)
+void xr_dso_sync(const char *opened, uintptr_t opened_bias)
 {
-	size_t n;
+	struct xr_dso_scan sc = {0};
+	int noted = 0;
 
 	if (!__atomic_load_n(&xr_dso_on, __ATOMIC_ACQUIRE))
 		return; /* not started, or this copy of the runtime stood down */
 	xr_patch_lock();
-	n = xr_dso_sync_locked();
+	xr_dso_sync_locked(&sc);
 	xr_patch_unlock();
-	xr_dso_symbols(n);
+	xr_dso_symbols(sc.nfound);
+	/* the uftrace format: a DLOP line and a .sym for every new object, the library opened
+	 * and those it brought along (uftrace cannot name a module its maps file lacks) */
+	for (size_t i = 0; i < sc.nfound; i++) {
+		uftrace_note_dlopen(sc.found[i]->path, sc.bias[i]);
+		noted |= opened && sc.bias[i] == opened_bias;
+	}
+	if (opened && !noted)
+		uftrace_note_dlopen(opened, opened_bias);
 }
 
 void xr_dso_close_begin(void)

@@ -10,13 +10,13 @@
  *                    (without it they would end at the catching frame's next exit)
  *   pthread_exit     the thread's open frames end now
  *   dlopen, dlclose  a shared object with sleds loaded later is patched (and named in the
- *                    uftrace format: its DLOP line); one unloaded is forgotten (xray_patch.c)
+ *                    uftrace format: DLOP lines for it and the objects with sleds it brought);
+ *                    one unloaded is forgotten (xray_patch.c)
  * exec* and _exit are librecord's (rec_wrap_exec.c): the log is written first (xr_finish).
  * Preloaded, these come first in symbol lookup; linked statically (libxray-rt.a) they
  * interpose the program's calls the same way. The real functions come from dlsym(RTLD_NEXT).
  */
 #include "xray-rt/internal.h"
-#include "formats/uftrace/sink_uftrace.h"
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
@@ -132,9 +132,9 @@ XR_EXPORT void *dlopen(const char *file, int mode)
 	/* a module already loaded adds nothing (nor a DLOP line: uftrace writes none either) */
 	if (h && file && rec_dl_adds() != before) {
 		int saved = errno;
-		xr_dso_sync();
-		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
-			uftrace_note_dlopen(lm->l_name, (uintptr_t)lm->l_addr);
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0)
+			lm = NULL;
+		xr_dso_sync(lm ? lm->l_name : NULL, lm ? (uintptr_t)lm->l_addr : 0);
 		errno = saved;
 	}
 	return h;
