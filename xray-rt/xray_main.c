@@ -8,8 +8,9 @@
  * constructors; linked statically (libxray-rt.a) it runs first among the program's (priority
  * 101); when the program has already taken XRay over through the API (xray_api.c), it patches
  * nothing. The shared objects with sleds it finds then, and the ones dlopen'ed later
- * (xray_wrap.c), are patched as the executable is (xray_patch.c). Shut-down (destructor, or the _exit/exec wrappers, or a fatal signal): the calling
- * thread's open frames get their exits, then the session writes the log.
+ * (xray_wrap.c), are patched as the executable is (xray_patch.c). Shut-down (destructor, or
+ * the _exit/exec wrappers, or a fatal signal): the calling thread's open frames get their
+ * exits, then the session writes the log.
  *
  * Where the log goes: <FLIGHTREC_DIR>/xray-log.<program>.<suffix> (FLIGHTREC_DIR defaults to
  * the current directory, as compiler-rt writes there), or <xray_logfile_base><program>.<suffix>

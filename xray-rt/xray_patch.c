@@ -1,5 +1,6 @@
 /*
- * xray_patch: turn the executable's XRay sleds into calls to our trampolines, and back.
+ * xray_patch: turn the executable's XRay sleds into calls to our trampolines, and back; and
+ * those of the shared objects that have their own map (the section "shared objects" below).
  *
  * Sleds (clang 14, x86_64; shared/anchors/xray.md §2.3), 2-byte aligned:
  *   entry, tail, log-args  EB 09 + 9-byte nop            -> 41 BA <id> E8 <rel32>  (call)
