@@ -59,6 +59,9 @@ struct rec_frontend {
 	int encoding;
 	/* REC_ENC_FDR: the address of the function with XRay id `fid`, 0 if none */
 	uintptr_t (*fn_addr)(uint32_t fid);
+	/* optional, REC_ENC_FDR: the XRay log at `log` is written; write what names its ids
+	 * beside it if its own executable's map cannot (<log>.yaml). 0, or -1 on failure */
+	int (*instr_map)(const char *log);
 	/* events a hook stands for when rec_thread_get turns it away (the thread is dead, or a
 	 * signal handler's hook came while the thread was attaching): function hooks 2 (the
 	 * entry and the exit it will not have), 0 means 1 */

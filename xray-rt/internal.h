@@ -184,8 +184,33 @@ uint32_t xr_max_fid(void);
 int xr_custom_to_crt(const void *data, size_t size, uintptr_t ret);
 /* FLIGHTREC_DEBUG, at the end: the sleds compiler-rt's runtime took from us */
 void xr_patch_report(void);
-/* the function address of XRay id `fid`, 0 if none (the map's numbering) */
+/* the function address of XRay id `fid`, 0 if none (the map's numbering; a shared object's
+ * functions: its object id in the bits from XR_OBJ_SHIFT up) */
 uintptr_t xr_fn_addr(uint32_t fid);
+
+/* Shared objects with sleds (xray_patch.c): object ids 1 .. XR_OBJ_MAX - 1 (the executable is
+ * 0), in the bits of a function id from XR_OBJ_SHIFT up, as later compiler-rt packs them; an
+ * FDR function record holds 28 bits of id. */
+#define XR_OBJ_SHIFT 24
+#define XR_OBJ_MAX 16
+/* find the loaded ones not known yet, patch them as the executable is: at start (the runtime
+ * records: xr_dso_start), after a dlopen of `opened` (its link map's name, NULL if unknown)
+ * that loaded it at `opened_bias` (xr_dso_sync: nothing before xr_dso_start); the uftrace
+ * format gets a DLOP line for it and for each new object it brought */
+void xr_dso_start(void);
+void xr_dso_sync(const char *opened, uintptr_t opened_bias);
+/* around the real dlclose: no object's text is written while one is under way, and the ones
+ * it unloaded are forgotten after */
+void xr_dso_close_begin(void);
+void xr_dso_close_end(void);
+/* how many were found so far (loaded or not) */
+uint32_t xr_dso_count(void);
+/* <log>.yaml, the instrumentation map of every object, when there are shared objects (the
+ * sink calls it once the log is written): 0, or -1 when it could not be written */
+int xr_write_objects_map(const char *log);
+/* the patching lock (xray_api.c: one patching call at a time), waiting for it */
+void xr_patch_lock(void);
+void xr_patch_unlock(void);
 
 #pragma GCC visibility pop
 

@@ -66,6 +66,18 @@ static void xr_unlock(void)
 	__atomic_store_n(&xr_patching, 0, __ATOMIC_RELEASE);
 }
 
+/* the shared objects' registration (dlopen, dlclose) waits where an API call says ONGOING */
+void xr_patch_lock(void)
+{
+	while (!xr_lock())
+		sched_yield();
+}
+
+void xr_patch_unlock(void)
+{
+	xr_unlock();
+}
+
 /* XRAY_OPTIONS patch_premain, parsed as compiler-rt's flag parser does (default false) */
 static int xr_premain(void)
 {

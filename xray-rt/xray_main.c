@@ -7,8 +7,10 @@
  * session, then patch every sled. Preloaded, the constructor runs before the program's own
  * constructors; linked statically (libxray-rt.a) it runs first among the program's (priority
  * 101); when the program has already taken XRay over through the API (xray_api.c), it patches
- * nothing. Shut-down (destructor, or the _exit/exec wrappers, or a fatal signal): the calling
- * thread's open frames get their exits, then the session writes the log.
+ * nothing. The shared objects with sleds it finds then, and the ones dlopen'ed later
+ * (xray_wrap.c), are patched as the executable is (xray_patch.c). Shut-down (destructor, or
+ * the _exit/exec wrappers, or a fatal signal): the calling thread's open frames get their
+ * exits, then the session writes the log.
  *
  * Where the log goes: <FLIGHTREC_DIR>/xray-log.<program>.<suffix> (FLIGHTREC_DIR defaults to
  * the current directory, as compiler-rt writes there), or <xray_logfile_base><program>.<suffix>
@@ -157,6 +159,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.formats = xr_formats,
 	.encoding = REC_ENC_FDR,
 	.fn_addr = xr_fn_addr,
+	.instr_map = xr_write_objects_map,
 	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
 	.image_end = xr_finish,
 	.thread_exit = xr_thread_exit,
@@ -183,6 +186,7 @@ __attribute__((constructor(101))) static void xr_init(void)
 	xr_log_start();
 	if (!__atomic_load_n(&xr_api_driven, __ATOMIC_ACQUIRE))
 		xr_patch_all(); /* else the program patches, through the API (xray_api.c) */
+	xr_dso_start(); /* the shared objects with sleds loaded with the program */
 }
 
 /* The end of this image's trace: the calling thread's open frames end now. */

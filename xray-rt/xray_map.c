@@ -123,23 +123,24 @@ static void xr_scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t
 	}
 }
 
-/* sh_addr and sh_size of xray_instr_map in the executable file; 1 found, 0 none, -1 error.
+/* sh_addr and sh_size of xray_instr_map in the ELF file at `path`; 1 found, 0 none, -1 error.
  * Also: is xray-rt (its marker section) or compiler-rt (its variables in crt[]) linked in. */
-static int xr_find_section(uint64_t *addr, uint64_t *size, int *has_runtime, uint64_t crt[])
+static int xr_find_section(const char *path, uint64_t *addr, uint64_t *size, int *has_runtime,
+			   uint64_t crt[])
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	Elf *elf;
 
 	if (fd < 0) {
-		rec_debug("xray-rt: cannot open /proc/self/exe:");
+		rec_debug("xray-rt: cannot open %s:", path);
 		return -1;
 	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
-		rec_debug("xray-rt: /proc/self/exe is not a readable ELF file: %s", elf_errmsg(-1));
+		rec_debug("xray-rt: %s is not a readable ELF file: %s", path, elf_errmsg(-1));
 		found = -1;
 		goto out;
 	}
@@ -168,16 +169,16 @@ out:
 	return found;
 }
 
+static int xr_map_decode_at(struct xr_map *m, uintptr_t map, size_t sh_size);
+
 int xr_map_load(struct xr_map *m)
 {
 	struct xr_phdr_scan sc = {0};
 	uint64_t sh_addr = 0, sh_size = 0, crt[XR_CRT_HANDLERS] = {0};
-	uintptr_t map;
-	long n;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	ret = xr_find_section(&sh_addr, &sh_size, &m->has_runtime, crt);
+	ret = xr_find_section("/proc/self/exe", &sh_addr, &sh_size, &m->has_runtime, crt);
 	dl_iterate_phdr(xr_phdr_cb, &sc);
 	m->text_lo = sc.text_lo;
 	m->text_hi = sc.text_hi;
@@ -195,14 +196,22 @@ int xr_map_load(struct xr_map *m)
 	}
 	if (sh_size == 0)
 		return 0;
-	map = sc.bias + (uintptr_t)sh_addr;
+	m->bias = sc.bias;
+	return xr_map_decode_at(m, sc.bias + (uintptr_t)sh_addr, (size_t)sh_size);
+}
+
+/* m->sleds, count and max_id from the `size` bytes of map mapped at `map` */
+static int xr_map_decode_at(struct xr_map *m, uintptr_t map, size_t sh_size)
+{
+	long n;
+
 	m->sleds = calloc(sh_size / XR_MAP_ENTRY_SIZE + 1, sizeof(*m->sleds));
 	if (!m->sleds) {
 		rec_debug("xray-rt: no memory for %llu map entries",
 			  (unsigned long long)(sh_size / XR_MAP_ENTRY_SIZE));
 		return -1;
 	}
-	n = xr_map_decode((const uint8_t *)map, (size_t)sh_size, map, m->sleds);
+	n = xr_map_decode((const uint8_t *)map, sh_size, map, m->sleds);
 	if (n < 0) {
 		rec_debug("xray-rt: xray_instr_map size %llu is not a multiple of %d",
 			  (unsigned long long)sh_size, XR_MAP_ENTRY_SIZE);
@@ -212,6 +221,18 @@ int xr_map_load(struct xr_map *m)
 	}
 	m->count = (size_t)n;
 	m->max_id = n ? m->sleds[n - 1].id : 0;
-	m->bias = sc.bias;
 	return 1;
+}
+
+int xr_map_load_dso(const char *path, uintptr_t bias, struct xr_map *m)
+{
+	uint64_t sh_addr = 0, sh_size = 0, crt[XR_CRT_HANDLERS] = {0};
+	int has_runtime = 0, ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = xr_find_section(path, &sh_addr, &sh_size, &has_runtime, crt);
+	if (ret <= 0 || sh_size == 0)
+		return ret < 0 ? -1 : 0;
+	m->bias = bias;
+	return xr_map_decode_at(m, bias + (uintptr_t)sh_addr, (size_t)sh_size);
 }

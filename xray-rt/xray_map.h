@@ -1,5 +1,7 @@
 /*
- * xray_map: the XRay instrumentation map (section `xray_instr_map`) of the executable.
+ * xray_map: the XRay instrumentation map (section `xray_instr_map`) of the executable, or of
+ * a shared object built with -fxray-instrument (clang 14 gives a .so its own map, version 2
+ * entries relative to themselves, so it needs no relocation, and links no runtime into it).
  *
  * Entry layout on x86_64 (32 bytes, not aligned: the section's alignment is 1):
  *   0  u64  sled address      (version >= 2: signed offset from this field's own address)
@@ -76,6 +78,11 @@ struct xr_map {
  * m->has_runtime, m->has_crt, m->crt_handler and the text bounds are set whenever the file
  * could be read (compiler-rt's variables only when the file has a symbol table). */
 int xr_map_load(struct xr_map *m);
+
+/* The map of the shared object read from `path` and loaded at `bias` (section headers of the
+ * file, the entries read where they are mapped): m->sleds, count, max_id (ids local to the
+ * object, from 1) and bias. 1 when found, 0 when it has none, -1 on error. */
+int xr_map_load_dso(const char *path, uintptr_t bias, struct xr_map *m);
 
 #pragma GCC visibility pop
 

@@ -9,6 +9,9 @@
  *   __cxa_begin_catch  frames an exception unwound (below the catching frame) end at the catch
  *                    (without it they would end at the catching frame's next exit)
  *   pthread_exit     the thread's open frames end now
+ *   dlopen, dlclose  a shared object with sleds loaded later is patched (and named in the
+ *                    uftrace format: DLOP lines for it and the objects with sleds it brought);
+ *                    one unloaded is forgotten (xray_patch.c)
  * exec* and _exit are librecord's (rec_wrap_exec.c): the log is written first (xr_finish).
  * Preloaded, these come first in symbol lookup; linked statically (libxray-rt.a) they
  * interpose the program's calls the same way. The real functions come from dlsym(RTLD_NEXT).
@@ -17,6 +20,8 @@
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <unistd.h>
 
 #define XR_EXPORT __attribute__((visibility("default")))
@@ -104,4 +109,48 @@ XR_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 	XR_REAL(xr_real_pthread_exit, "pthread_exit");
 	xr_unwind_to(UINTPTR_MAX);
 	xr_real_pthread_exit(ret);
+}
+
+/* --- shared objects ----------------------------------------------------------------- */
+
+typedef void *(*xr_dlopen_fn)(const char *, int);
+typedef int (*xr_dlclose_fn)(void *);
+static xr_dlopen_fn xr_real_dlopen;
+static xr_dlclose_fn xr_real_dlclose;
+
+XR_EXPORT void *dlopen(const char *file, int mode)
+{
+	unsigned long long before;
+	struct link_map *lm = NULL;
+	void *h;
+
+	XR_REAL(xr_real_dlopen, "dlopen");
+	if (!xr_real_dlopen)
+		return NULL;
+	before = rec_dl_adds();
+	h = xr_real_dlopen(file, mode);
+	/* a module already loaded adds nothing (nor a DLOP line: uftrace writes none either) */
+	if (h && file && rec_dl_adds() != before) {
+		int saved = errno;
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0)
+			lm = NULL;
+		xr_dso_sync(lm ? lm->l_name : NULL, lm ? (uintptr_t)lm->l_addr : 0);
+		errno = saved;
+	}
+	return h;
+}
+
+XR_EXPORT int dlclose(void *h)
+{
+	int r, saved;
+
+	XR_REAL(xr_real_dlclose, "dlclose");
+	if (!xr_real_dlclose)
+		return -1;
+	xr_dso_close_begin();
+	r = xr_real_dlclose(h);
+	saved = errno;
+	xr_dso_close_end();
+	errno = saved;
+	return r;
 }

@@ -5,7 +5,9 @@
  * Files and who writes them:
  *   sid-<sid>.map  open_session: /proc/self/maps, one line per file-backed module (start of
  *                  its first mapping, end of its last) plus the [stack] line uftrace needs
- *   <exe>.sym      open_session: the executable's functions (old format, sorted)
+ *   <exe>.sym      open_session: the executable's functions (old format, sorted); a library
+ *                  a front end records loaded with the program gets its own
+ *                  (uftrace_note_module), a dlopen'ed one with its DLOP line
  *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child, DLOP at a
  *                  dlopen (uftrace_note_dlopen); each line
  *                  is one O_APPEND write, so processes sharing the directory never interleave
@@ -217,6 +219,15 @@ static int uftrace_open_session(struct rec_session *s)
 	uftrace_write_module_sym(s->dirfd, s->exe);
 	uftrace_save_spec(s);
 	return 0;
+}
+
+void uftrace_note_module(const char *path)
+{
+	if (rec_sess.sink != &uftrace_sink || !path || !path[0] ||
+	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    getpid() != rec_sess.pid)
+		return;
+	uftrace_write_module_sym(rec_sess.dirfd, path);
 }
 
 void uftrace_note_dlopen(const char *libname, uintptr_t base)

@@ -16,5 +16,9 @@ extern const struct rec_sink uftrace_sink;
  * so that readers name its functions. Slow path (the dlopen wrapper); nothing if the session
  * is not an active uftrace one. */
 void uftrace_note_dlopen(const char *libname, uintptr_t base);
+/* A library loaded with the program whose functions the front end records (xray-rt: one with
+ * sleds): its .sym file, as uftrace writes one for every module, so that readers name its
+ * functions without the file. Slow path; nothing if the session is not an active uftrace one. */
+void uftrace_note_module(const char *path);
 
 #endif

@@ -11,7 +11,8 @@
  *           are the grammar's and those of `llvm-xray account` (balanced entries and exits per
  *           thread, no record before the first one account replays: xfr_verify).
  *   dump    every record: "[0xOFFSET ]<Kind> field=value ..." (--offsets adds the offsets; with
- *           --headers only the file header and the block headers).
+ *           --headers only the file header and the block headers); a function record ends
+ *           with name=NAME when LOG.yaml beside the log names its id.
  *   stats   per thread: records by type and the time span; per function id: calls (entries);
  *           the runtime's own counters, per process and thread (what was lost, and why: FDR
  *           has no loss record; runtime_stats.c). --calls: "<count> <function id>" lines,
@@ -21,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "formats/xray/read_instrmap.h"
 #include "formats/xray/read_xray.h"
 
 int xray_cli_convert(const char *path, const struct cli_convert_opts *o,
@@ -86,7 +89,18 @@ static int xray_verify(const char *path, const struct cli_verify_opts *o)
 
 struct dump_ctx {
 	const struct cli_dump_opts *o;
+	struct xim names; /* from LOG.yaml beside the log, when there is one */
 };
+
+/* " name=NAME" after a function record whose id LOG.yaml names (flightrec writes one beside a
+ * transcoded log, and beside xray-rt's when shared objects had sleds: no ELF map names those) */
+static void dump_name(const struct dump_ctx *d, uint32_t fid)
+{
+	const char *name = xim_name(&d->names, fid);
+
+	if (name)
+		printf(" name=%s", name);
+}
 
 static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
 {
@@ -101,12 +115,14 @@ static int dump_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec 
 	switch (r->kind) {
 	case XFR_FUNCTION:
 		if (h->type == 0) /* basic: every record has its own time, CPU, thread */
-			printf("%s fid=%" PRIu32 " tsc=%" PRIu64 " cpu=%u tid=%d pid=%d\n",
+			printf("%s fid=%" PRIu32 " tsc=%" PRIu64 " cpu=%u tid=%d pid=%d",
 			       xfr_fn_type_name(r->fn_type), r->fid, r->tsc, r->cpu, (int)r->tid,
 			       (int)r->pid);
 		else
-			printf("%s fid=%" PRIu32 " delta=+%" PRIu32 " tsc=%" PRIu64 "\n",
+			printf("%s fid=%" PRIu32 " delta=+%" PRIu32 " tsc=%" PRIu64,
 			       xfr_fn_type_name(r->fn_type), r->fid, r->delta, r->tsc);
+		dump_name(d, r->fid);
+		putchar('\n');
 		break;
 	case XFR_BUFFER_EXTENTS:
 		printf("BufferExtents size=%" PRIu64 "\n", r->value);
@@ -157,7 +173,7 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 	size_t n;
 	char **v = xray_paths(path, &n);
 	int ret = CLI_OK;
-	struct dump_ctx d = {o};
+	struct dump_ctx d = {.o = o};
 
 	if (!v)
 		return CLI_BAD_TRACE;
@@ -166,8 +182,18 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 		struct rd_error err;
 		FILE *f;
 		uint8_t hdr[32];
+		char *yaml = malloc(strlen(v[i]) + 6);
 
 		rd_error_clear(&err);
+		if (yaml) {
+			sprintf(yaml, "%s.yaml", v[i]);
+			/* a map that cannot be read only costs the names */
+			if (access(yaml, R_OK) == 0 && xim_load(yaml, &d.names, &err) < 0) {
+				xim_free(&d.names);
+				rd_error_clear(&err);
+			}
+			free(yaml);
+		}
 		f = fopen(v[i], "rb");
 		if (f && fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr)) {
 			memcpy(&h.version, hdr, 2);
@@ -187,6 +213,7 @@ static int xray_dump(const char *path, const struct cli_dump_opts *o)
 			rd_error_print(stderr, &err);
 			ret = CLI_BAD_TRACE;
 		}
+		xim_free(&d.names);
 	}
 	cli_free_paths(v, n);
 	return ret;

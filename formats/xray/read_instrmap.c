@@ -14,38 +14,44 @@
 #include <unistd.h>
 
 #define XIM_ENTRY 32
-#define XIM_MAX_IDS (1u << 24)
+#define XIM_MAX_IDS (1u << XIM_OBJ_SHIFT)
 
-static int xim_set(struct xim *m, uint32_t id, const char *name, size_t len)
+static int xim_set(struct xim *m, uint32_t fid, const char *name, size_t len)
 {
-	if (id >= XIM_MAX_IDS)
+	uint32_t k = fid >> XIM_OBJ_SHIFT, id = fid & (XIM_MAX_IDS - 1);
+
+	if (k >= XIM_OBJS)
 		return -1;
-	if (id >= m->nr) {
-		size_t n = id + 1 > 2 * m->nr ? id + 1 : 2 * m->nr;
-		char **v = realloc(m->names, n * sizeof(*v));
+	if (id >= m->nr[k]) {
+		size_t n = id + 1 > 2 * m->nr[k] ? id + 1 : 2 * m->nr[k];
+		char **v = realloc(m->names[k], n * sizeof(*v));
 		if (!v)
 			return -1;
-		memset(v + m->nr, 0, (n - m->nr) * sizeof(*v));
-		m->names = v;
-		m->nr = n;
+		memset(v + m->nr[k], 0, (n - m->nr[k]) * sizeof(*v));
+		m->names[k] = v;
+		m->nr[k] = n;
 	}
-	free(m->names[id]);
-	m->names[id] = strndup(name, len);
-	return m->names[id] ? 0 : -1;
+	free(m->names[k][id]);
+	m->names[k][id] = strndup(name, len);
+	return m->names[k][id] ? 0 : -1;
 }
 
 const char *xim_name(const struct xim *m, uint32_t fid)
 {
-	return fid < m->nr ? m->names[fid] : NULL;
+	uint32_t k = fid >> XIM_OBJ_SHIFT, id = fid & (XIM_MAX_IDS - 1);
+
+	return k < XIM_OBJS && id < m->nr[k] ? m->names[k][id] : NULL;
 }
 
 void xim_free(struct xim *m)
 {
-	for (size_t i = 0; i < m->nr; i++)
-		free(m->names[i]);
-	free(m->names);
-	m->names = NULL;
-	m->nr = 0;
+	for (size_t k = 0; k < XIM_OBJS; k++) {
+		for (size_t i = 0; i < m->nr[k]; i++)
+			free(m->names[k][i]);
+		free(m->names[k]);
+		m->names[k] = NULL;
+		m->nr[k] = 0;
+	}
 }
 
 /* the YAML map: one "- { ... }" line per sled; only id and function-name matter */
@@ -168,7 +174,7 @@ static int xim_elf(const char *path, int fd, struct xim *m, struct rd_error *err
 			if (off == 0 || fn != prev_func)
 				id++;
 			prev_func = fn;
-			if (id < m->nr && m->names[id])
+			if (xim_name(m, id))
 				continue;
 			/* the symbol at exactly the function's address */
 			size_t lo = 0, hi = nsyms;

@@ -4,6 +4,8 @@
  * (`- { id: N, ..., function-name: NAME, ... }`, what `llvm-xray extract` prints and what
  * flightrec writes beside a transcoded log).
  *
+ * A YAML map may name the functions of several objects (xray-rt's map beside a log whose
+ * shared objects had sleds: their ids carry the object id in their upper bits).
  * Ids are given as llvm-xray's InstrumentationMap gives them: walking the map's entries in
  * order, the first entry's function is id 1, and the id goes up whenever an entry's function
  * differs from the previous entry's. Written apart from xray-rt's own map decoder on purpose.
@@ -16,9 +18,14 @@
 
 #include "formats/common/rd_common.h"
 
+/* ids are (object << XIM_OBJ_SHIFT) | function: object 0 is the executable, 1 .. 15 the shared
+ * objects xray-rt numbers as later compiler-rt does (an FDR record holds 28 bits of id) */
+#define XIM_OBJ_SHIFT 24
+#define XIM_OBJS 16
+
 struct xim {
-	char **names; /* by id; NULL where the id has no name */
-	size_t nr;    /* ids 0 .. nr-1 (0 is never used) */
+	char **names[XIM_OBJS]; /* by object, then by function id; NULL where none is named */
+	size_t nr[XIM_OBJS];	/* function ids 0 .. nr-1 of each object (0 is never used) */
 };
 
 /* Load PATH (an ELF file or a YAML map); 0, or -1 with ERR set. */

@@ -39,6 +39,8 @@
  * xray-rt gives its own at finish). Beside the log, <log>.yaml is the instrumentation map of
  * the functions seen, in `llvm-xray extract`'s YAML (file addresses for the executable), which
  * llvm-xray's --instr_map accepts (it names functions @(address) from a YAML map).
+ * xray-rt's own log gets one too when shared objects had sleds (rec_frontend.instr_map): their
+ * functions' ids carry an object id that no single ELF map names.
  * When compiler-rt's basic mode was chosen (xb_log.path set, sink_xray_basic.c), finish
  * transcodes the spools into that basic log instead of assembling an FDR log.
  * No log is written for a process that recorded nothing (llvm-xray rejects a log without a
@@ -578,7 +580,7 @@ static void *xr_mmap(size_t size)
 }
 
 /* A function name as a YAML single-quoted scalar ('' for '); false if it does not fit */
-static size_t xr_yaml_name(char *out, size_t size, const char *name)
+size_t xr_yaml_name(char *out, size_t size, const char *name)
 {
 	size_t n = 0;
 
@@ -867,6 +869,8 @@ static void xray_finish(struct rec_session *s)
 			 "lost):", path, written, n, s->dir, (unsigned long long)cut);
 	if (xr_xcoding && xr_write_map(path) < 0)
 		rec_warn("xray: cannot write the instrumentation map %s.yaml:", path);
+	else if (!xr_xcoding && s->fe && s->fe->instr_map && s->fe->instr_map(path) < 0)
+		rec_warn("xray-rt: cannot write the instrumentation map %s.yaml:", path);
 	rec_debug("xray-rt: wrote %s (%zu threads)", path, written);
 out:
 	munmap(v, vsize + scratch_size + bufsize);

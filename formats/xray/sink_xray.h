@@ -32,6 +32,8 @@ extern char xr_logfile_base_given[REC_PATH_MAX];
  * writes its own (compiler-rt's FDR mode driven through the API); announced at verbosity=1.
  * Its path in `path`; the descriptor, or -1 (errno). */
 int xr_log_create(char *path, size_t size);
+/* NAME as a YAML single-quoted scalar in out (size bytes); its length, 0 if size < 3 */
+size_t xr_yaml_name(char *out, size_t size, const char *name);
 
 #pragma GCC visibility pop
 

@@ -55,6 +55,40 @@ static void test_yaml(void **state)
 	free(p);
 }
 
+/* xray-rt's map beside a log whose shared objects had sleds: ids with an object id in their
+ * upper bits (1 << 24 and up), which name functions next to the executable's */
+static void test_yaml_objects(void **state)
+{
+	char *p = write_tmp(
+		"---\n"
+		"- { id: 2, address: 0x1000, function: 0x1000, kind: function-enter, "
+		"always-instrument: false, function-name: 'main', version: 2 }\n"
+		"- { id: 16777217, address: 0x1110, function: 0x1110, kind: function-enter, "
+		"always-instrument: false, function-name: 'a_leaf', version: 2 }\n"
+		"- { id: 33554434, address: 0x1130, function: 0x1130, kind: function-enter, "
+		"always-instrument: false, function-name: 'b_top', version: 2 }\n"
+		"- { id: 251658241, address: 0x1130, function: 0x1130, kind: function-enter, "
+		"always-instrument: false, function-name: 'last_object', version: 2 }\n"
+		"...\n");
+	struct xim m;
+	struct rd_error err;
+
+	(void)state;
+	rd_error_clear(&err);
+	assert_int_equal(xim_load(p, &m, &err), 0);
+	assert_string_equal(xim_name(&m, 2), "main");
+	assert_string_equal(xim_name(&m, (1u << 24) | 1), "a_leaf");
+	assert_string_equal(xim_name(&m, (2u << 24) | 2), "b_top");
+	assert_string_equal(xim_name(&m, (15u << 24) | 1), "last_object");
+	assert_null(xim_name(&m, 1));
+	assert_null(xim_name(&m, (1u << 24) | 2));
+	assert_null(xim_name(&m, (2u << 24) | 1));
+	assert_null(xim_name(&m, 16u << 24)); /* beyond the 28 bits of an FDR record */
+	xim_free(&m);
+	unlink(p);
+	free(p);
+}
+
 static void test_elf_without_map(void **state)
 {
 	struct xim m;
@@ -110,6 +144,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_yaml),
+		cmocka_unit_test(test_yaml_objects),
 		cmocka_unit_test(test_elf_without_map),
 		cmocka_unit_test(test_elf_with_map),
 	};

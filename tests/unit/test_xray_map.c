@@ -3,7 +3,8 @@
  * this test): absolute (version 0/1) and PC-relative (version 2) entries, entries at unaligned
  * addresses, function ids assigned as llvm-xray assigns them (a new id whenever an entry's
  * function differs from the previous entry's, so a function whose sleds are split gets two),
- * and the map lookup of an executable that has none (this test).
+ * the map lookup of an executable that has none (this test), and the map of a shared object
+ * clang 14 builds with -fxray-instrument -fPIC -shared, dlopen'ed (xr_map_load_dso).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +12,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xray-rt/xray_map.h"
 
@@ -135,12 +140,75 @@ static void test_no_map(void **state)
 	assert_true(m.text_hi > m.text_lo);
 }
 
+/* a shared object with sleds: its own map, read from its file's section headers and decoded
+ * where it is mapped; ids local to it (1, 2), functions at their run-time addresses */
+static void test_dso_map(void **state)
+{
+	char dir[] = "/tmp/flightrec-test-xmap-XXXXXX", src[128], so[128], cmd[512];
+	struct link_map *lm = NULL;
+	struct xr_map m;
+	void *h, *libc, *alpha, *beta;
+	int entries = 0, exits = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/l.c", dir);
+	snprintf(so, sizeof(so), "%s/libl.so", dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs("__attribute__((noinline)) int alpha(int x) { return x + 1; }\n"
+	      "__attribute__((noinline)) int beta(int x) { return alpha(x) * 2; }\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "clang -O1 -fxray-instrument -fxray-instruction-threshold=1 "
+		 "-fPIC -shared -o %s %s 2>/dev/null", so, src);
+	assert_int_equal(system(cmd), 0); /* CI installs clang: a missing one is a failure */
+	h = dlopen(so, RTLD_NOW);
+	assert_non_null(h);
+	assert_int_equal(dlinfo(h, RTLD_DI_LINKMAP, &lm), 0);
+	alpha = dlsym(h, "alpha");
+	beta = dlsym(h, "beta");
+	assert_int_equal(xr_map_load_dso(lm->l_name, lm->l_addr, &m), 1);
+	assert_int_equal(m.count, 4);
+	assert_int_equal(m.max_id, 2);
+	assert_int_equal(m.bias, lm->l_addr);
+	for (size_t i = 0; i < m.count; i++) {
+		const struct xr_sled *sl = &m.sleds[i];
+		assert_ptr_equal((void *)sl->func, sl->id == 1 ? alpha : beta);
+		assert_true(sl->addr >= sl->func && sl->addr < sl->func + 64);
+		assert_int_equal(sl->version, 2);
+		entries += sl->kind == XR_SLED_ENTRY;
+		exits += sl->kind == XR_SLED_EXIT;
+		/* the sled's bytes, unpatched: the entry's 2-byte jump, the exit's ret */
+		if (sl->kind == XR_SLED_ENTRY)
+			assert_int_equal(((const uint8_t *)sl->addr)[0], 0xeb);
+		else
+			assert_int_equal(((const uint8_t *)sl->addr)[0], 0xc3);
+	}
+	assert_int_equal(entries, 2);
+	assert_int_equal(exits, 2);
+	free(m.sleds);
+	/* a library without a map, and a file that cannot be read */
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(libc);
+	assert_int_equal(dlinfo(libc, RTLD_DI_LINKMAP, &lm), 0);
+	assert_int_equal(xr_map_load_dso(lm->l_name, lm->l_addr, &m), 0);
+	assert_null(m.sleds);
+	dlclose(libc);
+	assert_int_equal(xr_map_load_dso("/nonexistent/libx.so", 0, &m), -1);
+	dlclose(h);
+	unlink(src);
+	unlink(so);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_absolute),  cmocka_unit_test(test_relative),
 		cmocka_unit_test(test_unaligned), cmocka_unit_test(test_bad_size),
-		cmocka_unit_test(test_no_map),
+		cmocka_unit_test(test_no_map),	  cmocka_unit_test(test_dso_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
