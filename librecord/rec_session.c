@@ -13,6 +13,7 @@
  */
 #include "librecord/rec_session.h"
 #include "librecord/rec_encoding.h"
+#include "librecord/rec_ringpool.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 #include "librecord/rec_version.h"
@@ -570,6 +571,7 @@ void rec_session_finish(void)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
 	rec_session_tell_unwritten();
+	rec_ringpool_fini(); /* the spare rings, with the flusher stopped */
 	/* no ring of this image is left; before `finished`, which may remove the ring
 	 * directory (ovni-rt's OVNI_TMPDIR) */
 	rec_live_close();
