@@ -221,6 +221,12 @@ static int rec_ringpool_make(struct rec_ringpool_ent *e, uint32_t id)
 
 void rec_ringpool_fill(void)
 {
+	/* a write failed (disk full, most likely): the space spare rings hold is given back
+	 * to the trace, and no ring is kept any more */
+	if (__atomic_load_n(&rec_sess.write_errno, __ATOMIC_RELAXED)) {
+		rec_ringpool_fini();
+		return;
+	}
 	for (;;) {
 		struct rec_ringpool_ent e;
 		uint32_t want, id;

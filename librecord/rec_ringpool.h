@@ -7,7 +7,8 @@
  * its header and renames it to its own name. When threads attach faster than rings come back
  * (the pool was empty for a second time), the flusher makes spare rings in the background.
  * At most cfg.ring_pool (FLIGHTREC_RING_POOL, default 16) rings wait in the pool: the ring
- * files on disk are the live threads' plus at most that many.
+ * files on disk are the live threads' plus at most that many, and none once a write failed
+ * (a full disk needs their space for the trace) or finish began.
  *
  * Invariants (doc/design.md "Ring pool"):
  *  - a pooled ring is named pool.<pid>.<n> in .flightrec: salvage never reads it (its chunks
@@ -35,7 +36,9 @@ int rec_ringpool_take(struct rec_thread *t);
 /* t's ring, after the sink closed t: kept for a later thread (0, t->ring is NULL then), or
  * -1 when the pool is full or off (the caller unmaps and unlinks it). */
 int rec_ringpool_put(struct rec_thread *t);
-/* Flusher: make spare rings while threads attach faster than rings come back. */
+/* Flusher: make spare rings while threads attach faster than rings come back; once a
+ * write failed (rec_session.write_errno: the disk may be full), remove them all instead and
+ * keep none (their space is the trace's). */
 void rec_ringpool_fill(void);
 /* Finish: unmap and remove every spare ring; the pool takes no more. */
 void rec_ringpool_fini(void);

@@ -539,6 +539,9 @@ void rec_session_finish(void)
 	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
 	rec_flusher_stop();
 	rec_session_fds_check();
+	/* the spare rings (the flusher stopped): their disk space is given back before the
+	 * last chunks, the metadata and a log assembled at the end need it */
+	rec_ringpool_fini();
 
 	for (t = rec_sess.threads; t; t = t->next) {
 		if (t->closed)
@@ -571,7 +574,6 @@ void rec_session_finish(void)
 		rec_sess.sink->finish(&rec_sess);
 	rec_stats_finish();
 	rec_session_tell_unwritten();
-	rec_ringpool_fini(); /* the spare rings, with the flusher stopped */
 	/* no ring of this image is left; before `finished`, which may remove the ring
 	 * directory (ovni-rt's OVNI_TMPDIR) */
 	rec_live_close();
