@@ -11,9 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define REC_RINGPOOL_CAP 64 /* rec_config's ceiling of FLIGHTREC_RING_POOL */
+/* an attach that finds the pool empty while a ring is coming back waits for it at most
+ * REC_RINGPOOL_WAITS x REC_RINGPOOL_WAIT_US (2 ms) before it makes a ring of its own */
+#define REC_RINGPOOL_WAITS 40
+#define REC_RINGPOOL_WAIT_US 50
 /* bytes of chunk 0 a reused ring has faulted in before its thread records */
 #define REC_RINGPOOL_EAGER (64u << 10)
 
@@ -87,6 +92,20 @@ void rec_ring_hdr_init(struct rec_ring_hdr *h, const struct rec_thread *t)
 	rec_snprintf(h->out_path, sizeof(h->out_path), "%s", rec_sess.out_path);
 }
 
+/* Rings that exited threads will give back once the flusher has closed them (lock held). */
+static uint32_t rec_ringpool_returning(void)
+{
+	uint32_t n = 0;
+
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    !__atomic_load_n(&rec_sess.flusher_started, __ATOMIC_ACQUIRE))
+		return 0;
+	for (struct rec_thread *t = rec_sess.threads; t; t = t->next)
+		if (!t->closed && t->ring && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+			n++;
+	return n;
+}
+
 /* Remove a spare ring (its file and its mapping). */
 static void rec_ringpool_drop(const struct rec_ringpool_ent *e)
 {
@@ -106,6 +125,19 @@ int rec_ringpool_take(struct rec_thread *t)
 	if (!rec_ringpool_max())
 		return -1;
 	pthread_mutex_lock(&rec_sess.lock);
+	/* Empty, but a thread that ended is about to give its ring back (the flusher writes
+	 * its last chunk and closes it): waiting for that, a fraction of a millisecond, costs
+	 * less than making a ring (a few ms) that the pool, full again, then throws away. */
+	for (int i = 0; i < REC_RINGPOOL_WAITS && !rec_pool_count && !rec_pool_off &&
+			rec_ringpool_returning();
+	     i++) {
+		struct timespec ts = { 0, REC_RINGPOOL_WAIT_US * 1000 };
+
+		pthread_mutex_unlock(&rec_sess.lock);
+		rec_flusher_wake();
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&rec_sess.lock);
+	}
 	if (!rec_pool_count || rec_pool_off) {
 		if (rec_sess.nthreads) /* the image's first thread always makes its ring */
 			rec_pool_misses++;
@@ -240,9 +272,8 @@ void rec_ringpool_fill(void)
 			want = rec_ringpool_max();
 		/* rings of exited threads come back soon: a spare made now would push one of
 		 * them out of a full pool (made, then unlinked, for nothing) */
-		for (struct rec_thread *t = rec_sess.threads; t && want; t = t->next)
-			if (!t->closed && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
-				want--;
+		for (uint32_t n = rec_ringpool_returning(); n && want; n--)
+			want--;
 		full = rec_pool_off || rec_pool_count >= want ||
 		       __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE;
 		id = rec_pool_next_id++;
