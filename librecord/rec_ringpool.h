@@ -4,8 +4,10 @@
  *
  * A thread's ring, once the flusher has written its last chunk and closed it, goes back to
  * the pool instead of being unmapped and unlinked; a thread that attaches takes one, writes
- * its header and renames it to its own name. When threads attach faster than rings come back
- * (the pool was empty for a second time), the flusher makes spare rings in the background.
+ * its header and renames it to its own name; finding it empty while an ended thread is still
+ * to be closed, it waits for that ring (2 ms at most). When threads attach faster than rings
+ * come back (the pool was empty for a second time), the flusher makes spare rings in the
+ * background.
  * At most cfg.ring_pool (FLIGHTREC_RING_POOL, default 16) rings wait in the pool: the ring
  * files on disk are the live threads' plus at most that many, and none once a write failed
  * (a full disk needs their space for the trace) or finish began.
