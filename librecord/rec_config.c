@@ -19,6 +19,8 @@
 #define REC_DEFAULT_TP_STACK 512
 #define REC_MAX_TP_STACK 65535u /* one tfile memory block */
 #define REC_DEFAULT_TP_MAX_FRAMES 1000
+#define REC_DEFAULT_RING_POOL 16
+#define REC_MAX_RING_POOL 64
 
 /* The longest value we accept for any variable; longer ones are treated as malformed. */
 #define REC_ENV_MAX (REC_PATH_MAX - 1)
@@ -136,6 +138,8 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 						 REC_MAX_TP_STACK);
 	cfg->tp_max_frames = (uint32_t)rec_env_number("FLIGHTREC_TP_MAX_FRAMES",
 						      REC_DEFAULT_TP_MAX_FRAMES, 1, 1u << 30);
+	cfg->ring_pool = (uint32_t)rec_env_number("FLIGHTREC_RING_POOL", REC_DEFAULT_RING_POOL, 0,
+						  REC_MAX_RING_POOL);
 
 	cfg->policy = def->policy;
 	v = rec_env("FLIGHTREC_POLICY");

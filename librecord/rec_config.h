@@ -9,7 +9,8 @@
  * (the format written, when the front end can write another than its own: uftrace, xray, tfile,
  * chrome), and the tracepoints of the tfile format: FLIGHTREC_TRACEPOINTS (FUNC[,FUNC...]),
  * FLIGHTREC_TP_STACK (bytes of stack kept per hit, from the entry stack pointer) and
- * FLIGHTREC_TP_MAX_FRAMES (frames kept per tracepoint; later hits are only counted).
+ * FLIGHTREC_TP_MAX_FRAMES (frames kept per tracepoint; later hits are only counted),
+ * FLIGHTREC_RING_POOL (rings of ended threads kept for new ones, 0: none; rec_ringpool.h).
  * A front end may name its anchor tool's own directory variable (UFTRACE_DIR, ...), read
  * when FLIGHTREC_DIR is absent. Every value is length- and range-checked; a bad value gets one
  * warning naming the variable and the value, and the default: a number that is malformed, out
@@ -46,6 +47,7 @@ struct rec_config {
 	char tracepoints[REC_PATH_MAX]; /* FLIGHTREC_TRACEPOINTS: "func1,func2", "" = none */
 	uint32_t tp_stack;        /* FLIGHTREC_TP_STACK: stack bytes per tracepoint hit */
 	uint32_t tp_max_frames;   /* FLIGHTREC_TP_MAX_FRAMES: frames kept per tracepoint */
+	uint32_t ring_pool;       /* FLIGHTREC_RING_POOL: spare rings kept (rec_ringpool.h) */
 };
 
 /* What a front end tells librecord before the environment is read. */

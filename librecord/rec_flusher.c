@@ -16,6 +16,7 @@
  * release store; the flusher is the only one that unlinks and frees nodes (under the lock),
  * so the node it is working on cannot vanish while it writes without the lock.
  */
+#include "librecord/rec_ringpool.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
@@ -85,6 +86,7 @@ static void rec_flusher_pass(void)
 			link = &c->next;
 	}
 	pthread_mutex_unlock(&rec_sess.lock);
+	rec_ringpool_fill(); /* spare rings, when threads start faster than rings come back */
 }
 
 /* Field `field` (1-based, as in proc(5)) of a /proc stat file, as a number; -1 if absent. */

@@ -111,6 +111,22 @@ static int rsv_parse_name(const char *name, pid_t *pid, pid_t *tid)
 	return 1;
 }
 
+/* "pool.<pid>.<n>": a spare ring (rec_ringpool.h), nothing in it to salvage; 0 otherwise */
+static int rsv_parse_pool(const char *name, pid_t *pid)
+{
+	long n = 0;
+	const char *p = name + 5;
+
+	if (strncmp(name, "pool.", 5) != 0 || *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && n <= 0x7fffffff; p++)
+		n = n * 10 + (*p - '0');
+	if (n > 0x7fffffff || *p != '.' || p[1] < '0' || p[1] > '9')
+		return 0;
+	*pid = (pid_t)n;
+	return 1;
+}
+
 static int rsv_seq_cmp(const void *a, const void *b)
 {
 	const struct rec_salvage_chunk *x = a, *y = b;
@@ -364,6 +380,7 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 	size_t nr = 0, cap = 0;
 	struct dirent *de;
 	pid_t *pids = NULL;
+	unsigned spares = 0;
 	int ret = 0, dfd;
 	DIR *d;
 
@@ -398,6 +415,15 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 		pid_t pid, tid;
 		int fd;
 
+		if (rsv_parse_pool(de->d_name, &pid)) {
+			/* a dead process's spare ring: its chunks were written before it was
+			 * pooled (or it never had any); only its disk space is left to give back */
+			if (!o->dry_run && !o->keep_rings &&
+			    !rec_salvage_pid_live(ctx.ringdirfd, pid) &&
+			    unlinkat(ctx.ringdirfd, de->d_name, 0) == 0)
+				spares++;
+			continue;
+		}
 		if (!rsv_parse_name(de->d_name, &pid, &tid))
 			continue;
 		rep->rings++;
@@ -456,6 +482,9 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 		rings[nr++] = r;
 	}
 	closedir(d);
+	if (spares)
+		rec_salvage_log(&ctx, "%u spare rings of dead processes removed (nothing to salvage "
+				"in them)", spares);
 	if (nr)
 		qsort(rings, nr, sizeof(*rings), rsv_ring_cmp);
 

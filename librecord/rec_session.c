@@ -13,6 +13,7 @@
  */
 #include "librecord/rec_session.h"
 #include "librecord/rec_encoding.h"
+#include "librecord/rec_ringpool.h"
 #include "librecord/rec_stats.h"
 #include "librecord/rec_util.h"
 #include "librecord/rec_version.h"
@@ -538,6 +539,9 @@ void rec_session_finish(void)
 	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
 	rec_flusher_stop();
 	rec_session_fds_check();
+	/* the spare rings (the flusher stopped): their disk space is given back before the
+	 * last chunks, the metadata and a log assembled at the end need it */
+	rec_ringpool_fini();
 
 	for (t = rec_sess.threads; t; t = t->next) {
 		if (t->closed)

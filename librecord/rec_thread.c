@@ -13,6 +13,7 @@
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
  */
 #include "librecord/rec_fast_asm.h"
+#include "librecord/rec_ringpool.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
 #include "librecord/rec_util.h"
@@ -123,6 +124,10 @@ static int rec_ring_create(struct rec_thread *t)
 	void *m;
 	int fd, err;
 
+	/* an ended thread's ring, or a spare the flusher made: no file to make, nothing to
+	 * allocate or fault in (rec_ringpool.h) */
+	if (rec_ringpool_take(t) == 0)
+		return 0;
 	rec_ring_name(name, sizeof(name), t->pid, t->tid);
 	/* kept off the low numbers, checked: a program may dup2 over any number meanwhile, and
 	 * a descriptor of its own must never be sized, mapped or closed here */
@@ -149,18 +154,7 @@ static int rec_ring_create(struct rec_thread *t)
 		goto fail;
 	}
 	h = m;
-	memcpy(h->magic, REC_RING_MAGIC, sizeof(h->magic));
-	h->version = REC_RING_VERSION;
-	h->hdr_size = REC_RING_HDR_SIZE;
-	h->chunk_size = cfg->chunk_size;
-	h->chunk_count = cfg->chunk_count;
-	h->pid = t->pid;
-	h->tid = t->tid;
-	h->policy = cfg->policy;
-	rec_snprintf(h->format, sizeof(h->format), "%s", rec_ring_format());
-	h->clock = rec_clock_g;
-	h->session_ns = rec_sess.start_ns;
-	rec_snprintf(h->out_path, sizeof(h->out_path), "%s", rec_sess.out_path);
+	rec_ring_hdr_init(h, t);
 	/* chunks start FREE (0) as the file's zeroes: a chunk's header is written when it is
 	 * first taken (rec_chunk_take). Writing all of them here took a page fault per chunk on
 	 * a shared file mapping, a few ms per thread on ext4 for chunks a short thread never
@@ -644,7 +638,9 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 	t->unwritten_told = t->unwritten;
 	t->closed = 1;
 	if (unmap) {
-		rec_ring_destroy(t, 1);
+		/* its chunks are written and the sink closed it: the next thread may take it */
+		if (rec_ringpool_put(t) < 0)
+			rec_ring_destroy(t, 1);
 	} else {
 		/* a live thread may still write into its mapping: only drop the file */
 		rec_ring_name(name, sizeof(name), t->pid, t->tid);
@@ -703,6 +699,7 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 	}
 	rec_sess.threads = NULL;
 	rec_sess.nthreads = 0;
+	rec_ringpool_fork_child();
 	rec_write_warned = 0; /* the child's own trace: its first failure is said again */
 	if ((uintptr_t)old <= REC_THREAD_SENTINEL_MAX) {
 		rec_self = old == REC_THREAD_OFF ? REC_THREAD_OFF : NULL;

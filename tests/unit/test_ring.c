@@ -14,9 +14,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -310,6 +314,127 @@ static void test_nested_guard_counts(void **state)
 	assert_int_equal(t->lost[REC_LOST_NESTED], before + 2);
 }
 
+static char ring_dir[] = "/tmp/flightrec-test-ring-XXXXXX";
+
+/* <ring_dir>/.flightrec entries starting with prefix: how many, and the inode of the last */
+static int count_files(const char *prefix, ino_t *ino)
+{
+	char path[sizeof(ring_dir) + 16];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/.flightrec", ring_dir);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+			n++;
+			*ino = de->d_ino;
+		}
+	closedir(d);
+	return n;
+}
+
+struct reuse_job {
+	uint64_t writer, n, lost;
+	pid_t tid;                /* (its rec_thread is freed once it is closed) */
+	uint8_t *ring;
+	ino_t ino;                /* of its ring file */
+	struct rec_ring_hdr hdr;  /* as salvage would read it */
+	int dirty_chunks;         /* chunks it did not take whose header is not all zeroes */
+};
+
+static void *reuse_main(void *arg)
+{
+	struct reuse_job *j = arg;
+	char path[sizeof(ring_dir) + 64];
+	struct rec_chunk c, zero = { 0 };
+	struct stat st;
+	int fd;
+
+	struct rec_thread *t;
+
+	j->lost = emit(j->writer, j->n);
+	t = rec_self;
+	j->tid = t->tid;
+	j->ring = t->ring;
+	/* the file, not the mapping: what salvage would find if the process died now */
+	snprintf(path, sizeof(path), "%s/.flightrec/ring.%d.%d", ring_dir, (int)getpid(),
+		 (int)t->tid);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	j->ino = st.st_ino;
+	assert_int_equal(pread(fd, &j->hdr, sizeof(j->hdr), 0), (ssize_t)sizeof(j->hdr));
+	for (uint64_t i = t->seq; i < CHUNKS; i++) {
+		assert_int_equal(pread(fd, &c, sizeof(c), REC_RING_HDR_SIZE + i * CHUNK),
+				 (ssize_t)sizeof(c));
+		j->dirty_chunks += memcmp(&c, &zero, sizeof(c)) != 0;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void wait_writer_closed(uint64_t w)
+{
+	for (int spin = 0; spin < 20000; spin++) {
+		pthread_mutex_lock(&seen_lock);
+		int closed = seen[w].closed;
+		pthread_mutex_unlock(&seen_lock);
+		if (closed)
+			return;
+		rec_flusher_wake();
+		usleep(1000);
+	}
+	fail_msg("writer %llu was not closed by the flusher within 20 s", (unsigned long long)w);
+}
+
+/* A thread that ended gives its ring to the next one (rec_ringpool.h): after A is closed its
+ * ring file waits as pool.<pid>.<n>; B, started after, records into that same file (same
+ * inode, same mapping), renamed ring.<pid>.<B>, its header B's, the chunks A took and B did
+ * not cleared to a never-taken chunk's zeroes (salvage must not find A's chunks there); both
+ * threads' records reach the sink, in order, none lost. Runs first: no other ring is pooled. */
+static void test_ring_reuse(void **state)
+{
+	struct reuse_job a = { .writer = 0, .n = RECS_PER_CHUNK * (CHUNKS - 1) + 5 };
+	struct reuse_job b = { .writer = 1, .n = 10 };
+	pthread_t th;
+	ino_t pool_ino = 0, ino;
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	__atomic_store_n(&rec_sess.cfg.policy, REC_POLICY_BLOCK, __ATOMIC_RELAXED);
+	rec_sess.cfg.block_ms = 20000;
+	assert_int_equal(count_files("pool.", &pool_ino), 0);
+	assert_int_equal(pthread_create(&th, NULL, reuse_main, &a), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(a.lost, 0);
+	assert_int_equal(a.hdr.tid, a.tid);
+	assert_int_equal(a.dirty_chunks, 0);
+	wait_writer_closed(0);
+	/* A's ring, kept: renamed away from ring.<pid>.<A> */
+	assert_int_equal(count_files("pool.", &pool_ino), 1);
+	assert_int_equal(pool_ino, a.ino);
+	assert_int_equal(count_files("ring.", &ino), 0);
+
+	assert_int_equal(pthread_create(&th, NULL, reuse_main, &b), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(b.lost, 0);
+	assert_int_equal(b.ino, a.ino);
+	assert_ptr_equal(b.ring, a.ring);
+	assert_int_equal(b.hdr.tid, b.tid);
+	assert_int_equal(b.hdr.pid, getpid());
+	assert_int_equal(b.hdr.done_seq, 0); /* A's progress is not B's */
+	assert_int_equal(b.dirty_chunks, 0);
+	wait_writer_closed(1);
+	for (uint64_t w = 0; w < 2; w++) {
+		assert_false(seen[w].out_of_order);
+		assert_int_equal(seen[w].lost, 0);
+		assert_int_equal(seen[w].received, w ? b.n : a.n);
+	}
+}
+
 static void test_config_sizes(void **state)
 {
 	uint64_t v;
@@ -328,11 +453,10 @@ static void test_config_sizes(void **state)
 
 static int setup(void **state)
 {
-	static char dir[] = "/tmp/flightrec-test-ring-XXXXXX";
 	(void)state;
-	if (!mkdtemp(dir))
+	if (!mkdtemp(ring_dir))
 		return -1;
-	setenv("FLIGHTREC_DIR", dir, 1);
+	setenv("FLIGHTREC_DIR", ring_dir, 1);
 	setenv("FLIGHTREC_BUFSIZE", "4096", 1);
 	setenv("FLIGHTREC_BUFCOUNT", "4", 1);
 	return rec_session_start(rec_frontend_self);
@@ -342,6 +466,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_sizes),
+		cmocka_unit_test(test_ring_reuse),
 		cmocka_unit_test(test_block_many_chunks),
 		cmocka_unit_test(test_drop_counts_exactly),
 		cmocka_unit_test(test_overwrite_keeps_newest),
