@@ -36,6 +36,7 @@ struct rec_session rec_sess = {
 	.dirfd = -1,
 	.ringdirfd = -1,
 	.livefd = -1,
+	.keep_fd = -1,
 };
 
 static pthread_mutex_t rec_start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -138,6 +139,7 @@ static void rec_atfork_child(void)
 	rec_sess.pid = getpid();
 	rec_sess.ppid = ppid;
 	rec_sess.flusher_started = 0;
+	rec_sess.keeper_started = 0; /* neither thread was copied into the child */
 	rec_sess.flusher_tid = 0;
 	rec_sess.quit = 0;
 	rec_sess.wake = 0;
@@ -250,10 +252,84 @@ static int rec_reopen_dirs(int *dirfd, int *ringdirfd)
 	return -1;
 }
 
+/* live.<pid> on the flusher's own table, at the session's number, opened anew: not the copy
+ * of the locked descriptor, which would keep the lock held after the program closed its own
+ * (rec_session_fds_check then could not lock the file again). For rec_room_claim's reserve. */
+static void rec_live_private(void)
+{
+	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE), fd;
+	char name[32];
+	struct stat st;
+
+	if (l < 0 || rec_sess.ringdirfd < 0)
+		return;
+	rec_snprintf(name, sizeof(name), "live.%d", (int)rec_sess.pid);
+	fd = openat(rec_sess.ringdirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == rec_sess.live_id.dev &&
+	    st.st_ino == rec_sess.live_id.ino) {
+		if (fd != l) {
+			dup3(fd, l, O_CLOEXEC);
+			close(fd);
+		}
+	} else {
+		if (fd >= 0)
+			close(fd);
+		close(l); /* this table's copy, whatever it is */
+	}
+}
+
+/* rec_session_fds_check on the flusher's own table (rec_fd_private): the numbers are the
+ * session's (shared with the program's threads, which may move them, rec_session_fds_check);
+ * here each names what it must, put there by path when it does not. Nothing here can be the
+ * program's, so nothing is raced. */
+static int rec_session_fds_private(void)
+{
+	int d = __atomic_load_n(&rec_sess.dirfd, __ATOMIC_ACQUIRE);
+	int r = __atomic_load_n(&rec_sess.ringdirfd, __ATOMIC_ACQUIRE);
+	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE);
+	int nd, nr;
+
+	if (d < 0 || r < 0 || d == r)
+		return -1;
+	if (rec_fd_is(d, &rec_sess.dir_id) && rec_fd_is(r, &rec_sess.ringdir_id)) {
+		if (l >= 0 && l != d && l != r && !rec_fd_is(l, &rec_sess.live_id))
+			rec_live_private();
+		return 0;
+	}
+	if (rec_reopen_dirs(&nd, &nr) < 0)
+		return -1;
+	/* onto the session's numbers; the one whose source is the other's target first */
+	if (nr == d) {
+		if (nr != r)
+			dup3(nr, r, O_CLOEXEC), close(nr);
+		if (nd != d)
+			dup3(nd, d, O_CLOEXEC), close(nd);
+	} else {
+		if (nd != d)
+			dup3(nd, d, O_CLOEXEC), close(nd);
+		if (nr != r)
+			dup3(nr, r, O_CLOEXEC), close(nr);
+	}
+	return rec_fd_is(d, &rec_sess.dir_id) && rec_fd_is(r, &rec_sess.ringdir_id) ? 0 : -1;
+}
+
+int rec_session_fds_private_enter(void)
+{
+	int keep[4] = { rec_sess.dirfd, rec_sess.ringdirfd, rec_sess.livefd, rec_sess.keep_fd };
+
+	if (rec_fd_private_enter(keep, 4) < 0)
+		return -1;
+	rec_session_fds_private();
+	rec_live_private();
+	return 0;
+}
+
 int rec_session_fds_check(void)
 {
 	int dir_ok, ring_ok, live_ok, ret = 0;
 
+	if (rec_fd_private)
+		return rec_session_fds_private();
 	if (rec_sess.dirfd < 0 || rec_sess.ringdirfd < 0)
 		return -1;
 	dir_ok = rec_fd_is(rec_sess.dirfd, &rec_sess.dir_id);

@@ -103,6 +103,9 @@ struct rec_session {
 	 * rings of a live process alone (the ring files themselves hold no descriptor) */
 	int livefd;
 	struct rec_fd_id live_id;
+	/* a sink's one descriptor for every thread (cacheray's trace), -1 if none: kept in the
+	 * flusher's own descriptor table too (rec_fd_private_enter) */
+	int keep_fd;
 	uint32_t reserve_taken;            /* pages of live.<pid> given back (rec_room_claim) */
 	uint32_t fds_busy;                 /* try-lock of rec_session_fds_check's reopening */
 	char dir[REC_PATH_MAX];            /* absolute output directory */
@@ -114,6 +117,12 @@ struct rec_session {
 	pthread_t flusher;
 	int flusher_started;
 	pid_t flusher_tid;
+	/* the keeper: a thread of ours that shares the program's descriptor table (the
+	 * flusher has its own) and sleeps on `keeper_go` until the flusher finds the program's
+	 * threads all gone: it then calls exit(0) as glibc would, flushing the program's stdio
+	 * into the program's descriptors, which the table it keeps alive still holds */
+	int keeper_started;
+	uint32_t keeper_go;
 	uint32_t wake;                     /* futex word: bumped to wake the flusher */
 	uint32_t flusher_sleeping;
 	uint32_t quit;
@@ -166,6 +175,9 @@ static inline void rec_finish_progress(void)
  * this checks they still name what they named and reopens, by path, those that do not; it
  * never closes a number that is no longer ours. 0 when dirfd and ringdirfd are usable. */
 int rec_session_fds_check(void);
+/* The flusher, at its start: a descriptor table of its own (rec_fd_private_enter) holding
+ * only the session's descriptors; -1 (the shared table kept) if it cannot have one. */
+int rec_session_fds_private_enter(void);
 
 /* Ask the flusher to look at the rings now. */
 void rec_flusher_wake(void);

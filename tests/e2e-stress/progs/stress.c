@@ -27,6 +27,10 @@
  *   stress uneven N K      N threads one after the other (each joined before the next
  *                          starts), K calls each but the last, which makes 5 x K: the
  *                          threads' streams start in that order, the last is the largest
+ *   stress mainexit K      a thread makes K calls and prints a line with printf, the main
+ *                          thread prints one and leaves by pthread_exit: the process ends
+ *                          when the thread does (glibc's exit(0)), whose stdio flush must
+ *                          still reach the program's stdout (a pipe: fully buffered)
  *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
  *                          and holds it until all have tried: files_opened = how many could
  *                          (under a small RLIMIT_NOFILE the runtime must leave room)
@@ -135,6 +139,32 @@ static void run_uneven(long n, long k)
 		pthread_join(t, NULL);
 		nthreads++;
 	}
+}
+
+static pthread_barrier_t mainexit_barrier;
+
+static void *mainexit_worker(void *arg)
+{
+	pthread_barrier_wait(&mainexit_barrier);
+	calls(arg);
+	nthreads = 1;
+	printf("mainexit: the worker made its calls\n"); /* no fflush: exit's flush writes it */
+	report();
+	return NULL;
+}
+
+static void run_mainexit(long k)
+{
+	static struct job j;
+	pthread_t t;
+
+	j.k = k;
+	pthread_barrier_init(&mainexit_barrier, NULL, 2);
+	if (pthread_create(&t, NULL, mainexit_worker, &j) != 0)
+		exit(2);
+	printf("mainexit: the main thread leaves\n");
+	pthread_barrier_wait(&mainexit_barrier);
+	pthread_exit(NULL);
 }
 
 static void run_forks(long n, long k)
@@ -388,6 +418,8 @@ int main(int argc, char **argv)
 		run_in_threads(4, excepter, (void *)a);
 	} else if (!strcmp(mode, "fds")) {
 		run_fds(a);
+	} else if (!strcmp(mode, "mainexit")) {
+		run_mainexit(a);
 	} else if (!strcmp(mode, "uneven")) {
 		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
