@@ -143,6 +143,11 @@ static void rec_atfork_child(void)
 	rec_sess.flusher_tid = 0;
 	rec_sess.quit = 0;
 	rec_sess.wake = 0;
+	/* the parent's asks are the parent's, and its helper was not copied */
+	rec_sess.fd_reqs = NULL;
+	rec_sess.helper_started = 0;
+	rec_sess.helper_tid = 0;
+	rec_sess.helper_wake = 0;
 	rec_sess.flusher_sleeping = 0;
 	rec_sess.fatal_sig = 0; /* a hand-off pending in the parent is the parent's */
 	rec_sess.finishing = rec_sess.finished = 0;
@@ -252,21 +257,23 @@ static int rec_reopen_dirs(int *dirfd, int *ringdirfd)
 	return -1;
 }
 
-/* live.<pid> on the flusher's own table, at the session's number, opened anew: not the copy
- * of the locked descriptor, which would keep the lock held after the program closed its own
- * (rec_session_fds_check then could not lock the file again). For rec_room_claim's reserve. */
+/* live.<pid> on the flusher's own table, at the session's number. The copy of the locked
+ * descriptor is kept: the lock then lasts as long as this table (the process), whatever the
+ * program does with its own copy. Where the program had taken the number before the copy
+ * was made, the file is opened anew and locked again (the program's close let go of it). */
 static void rec_live_private(void)
 {
 	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE), fd;
 	char name[32];
 	struct stat st;
 
-	if (l < 0 || rec_sess.ringdirfd < 0)
+	if (l < 0 || rec_sess.ringdirfd < 0 || rec_fd_is(l, &rec_sess.live_id))
 		return;
 	rec_snprintf(name, sizeof(name), "live.%d", (int)rec_sess.pid);
 	fd = openat(rec_sess.ringdirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == rec_sess.live_id.dev &&
 	    st.st_ino == rec_sess.live_id.ino) {
+		(void)flock(fd, LOCK_EX | LOCK_NB);
 		if (fd != l) {
 			dup3(fd, l, O_CLOEXEC);
 			close(fd);
@@ -599,20 +606,15 @@ static void rec_session_tell_unwritten(void)
 		 strerror(err), (unsigned long long)n);
 }
 
-void rec_session_finish(void)
+/* finish's writing, on the helper when there is one (rec_fd_call: the program's other
+ * threads may close or reuse any number meanwhile, it never sees them), else on the caller */
+static int rec_session_finish_fds(void *arg)
 {
 	struct rec_thread *t, *self;
 	uint8_t in_rt;
 
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
-	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
-		rec_session_finish_wait(0);
-		return;
-	}
-	__atomic_store_n(&rec_sess.finisher_tid, rec_gettid(), __ATOMIC_RELEASE);
-	/* from here on, slow paths drop (and count) instead of taking chunks */
-	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
-	rec_flusher_stop();
+	(void)arg;
+	rec_flusher_stop(); /* stopped and joined: nothing else drains now */
 	rec_session_fds_check();
 
 	for (t = rec_sess.threads; t; t = t->next) {
@@ -653,6 +655,20 @@ void rec_session_finish(void)
 		rec_sess.sink->finished(&rec_sess);
 	rec_self = self;
 	rec_in_runtime = in_rt;
+	return 0;
+}
+
+void rec_session_finish(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
+		rec_session_finish_wait(0);
+		return;
+	}
+	__atomic_store_n(&rec_sess.finisher_tid, rec_gettid(), __ATOMIC_RELEASE);
+	/* from here on, slow paths drop (and count) instead of taking chunks */
+	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
+	rec_fd_call(rec_session_finish_fds, NULL);
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);

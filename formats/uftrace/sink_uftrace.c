@@ -215,6 +215,22 @@ static int uftrace_open_session(struct rec_session *s)
 	return 0;
 }
 
+struct uftrace_dlop {
+	const char *line;
+	size_t len;
+	const char *libname;
+};
+
+static int uftrace_note_dlopen_fds(void *arg)
+{
+	const struct uftrace_dlop *d = arg;
+
+	rec_session_fds_check();
+	uftrace_append_task(d->line, d->len);
+	uftrace_write_module_sym(rec_sess.dirfd, d->libname);
+	return 0;
+}
+
 void uftrace_note_dlopen(const char *libname, uintptr_t base)
 {
 	char line[REC_PATH_MAX + 160], ts[32];
@@ -227,8 +243,9 @@ void uftrace_note_dlopen(const char *libname, uintptr_t base)
 	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
 	n = rec_snprintf(line, sizeof(line), "DLOP timestamp=%s tid=%d sid=%s base=%llx libname=\"%s\"\n",
 			 ts, (int)rec_gettid(), rec_sess.sid, (unsigned long long)base, libname);
-	uftrace_append_task(line, n);
-	uftrace_write_module_sym(rec_sess.dirfd, libname);
+	struct uftrace_dlop d = { line, n, libname };
+	/* the program may close or reuse any number meanwhile: written on the flusher */
+	rec_fd_call(uftrace_note_dlopen_fds, &d);
 }
 
 static void uftrace_fork_child(struct rec_session *s, pid_t ppid)

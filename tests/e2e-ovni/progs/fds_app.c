@@ -19,7 +19,14 @@
  *                              "FOREIGN <bytes>" (bytes in its files it did not write) and
  *                              "CLOSED <n>" (times a descriptor it holds was found closed or
  *                              changed behind its back).
- * Both print "EMITTED <pid> <tid> <events>" per thread, as mt_app does. FDS_DIR: where the
+ *        fds_app churn R K     the hostile thread of `hostile`, started once the main thread
+ *                              is traced, never stops (the process exits under it), while R
+ *                              rounds of 4 workers each do ovni_thread_init, OHx, K marks
+ *                              (ovni_flush every 1000), OHe, ovni_thread_free, and exit. A
+ *                              descriptor of its own found closed or changed is said on
+ *                              stderr ("... behind its back"); its files are checked by the
+ *                              caller once the process is gone.
+ * All print "EMITTED <pid> <tid> <events>" per thread, as mt_app does. FDS_DIR: where the
  * hostile thread's files go.
  */
 #define _GNU_SOURCE
@@ -39,7 +46,7 @@
 
 static pthread_barrier_t barrier;
 static long n_marks;
-static int opened, stop;
+static int opened, stop, churn;
 
 static void report(long events)
 {
@@ -106,6 +113,22 @@ static void *hostile_worker(void *arg)
 	return NULL;
 }
 
+static void *churn_worker(void *arg)
+{
+	(void)arg;
+	ovni_thread_init(gettid());
+	test_emit_ohx();
+	for (long i = 1; i <= n_marks; i++) {
+		ovni_mark_set(1, i);
+		if (i % 1000 == 0)
+			ovni_flush();
+	}
+	test_emit0("OHe");
+	report(n_marks + 2);
+	ovni_thread_free();
+	return NULL;
+}
+
 /* the hostile thread's own descriptors: the number it holds and what it wrote there */
 #define FDS_MAX 1024
 static struct {
@@ -157,6 +180,11 @@ static void *hostile(void *arg)
 				/* still ours? then it gets a line of the program's own */
 				if (fstat(fd, &st) < 0 || st.st_dev != own[fd].dev ||
 				    st.st_ino != own[fd].ino) {
+					char msg[96];
+					int n = snprintf(msg, sizeof(msg), "fds_app: descriptor %d "
+							 "closed or changed behind its back\n", fd);
+					if (churn) /* no one counts after the exit */
+						(void)!write(STDERR_FILENO, msg, (size_t)n);
 					changed++;
 					own[fd].held = 0;
 					continue;
@@ -212,8 +240,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 	const char *dir = getenv("FDS_DIR");
 
-	if (argc < 4 || n < 1 || n > 8) {
-		fprintf(stderr, "usage: fds_app nofile|hostile N K\n");
+	if (argc < 4 || n < 1 || (n > 8 && strcmp(argv[1], "churn"))) {
+		fprintf(stderr, "usage: fds_app nofile|hostile|churn N K\n");
 		return 2;
 	}
 	n_marks = atol(argv[3]);
@@ -258,6 +286,17 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 		printf("FOREIGN %ld\nCLOSED %ld\n", foreign_bytes(dir), changed);
+	} else if (!strcmp(argv[1], "churn") && dir) {
+		churn = 1;
+		if (pthread_create(&h, NULL, hostile, (void *)dir) != 0)
+			return 2;
+		for (int r = 0; r < n; r++) {
+			for (int i = 0; i < 4; i++)
+				if (pthread_create(&t[i], NULL, churn_worker, NULL) != 0)
+					return 2;
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+		}
 	} else {
 		return 2;
 	}
