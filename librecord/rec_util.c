@@ -48,6 +48,12 @@ static void rec_vwarn(const char *fmt, va_list ap)
 	if (n >= sizeof(buf) - 1)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
+	rec_stderr_write(buf, n);
+	errno = saved;
+}
+
+void rec_stderr_write(const void *buf, size_t n)
+{
 	if (rec_fd_private) {
 		int fd = rec_stderr_open();
 		if (fd >= 0) {
@@ -57,7 +63,6 @@ static void rec_vwarn(const char *fmt, va_list ap)
 	} else {
 		(void)!write(STDERR_FILENO, buf, n);
 	}
-	errno = saved;
 }
 
 void rec_warn(const char *fmt, ...)

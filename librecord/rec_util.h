@@ -88,6 +88,9 @@ int rec_fd_move_checked(int fd, const struct rec_fd_id *want);
  * /proc/<pid>/fd/2, opened for each.
  */
 extern __thread uint8_t rec_fd_private __attribute__((tls_model("initial-exec")));
+/* N bytes of BUF to the program's standard error, from any thread of ours: on one with a
+ * table of its own (the flusher, the helper: finish runs there), through /proc/<pid>/fd/2 */
+void rec_stderr_write(const void *buf, size_t n);
 /* unshare(CLONE_FILES) for the calling thread, then close every descriptor of the copy but
  * the N numbers in KEEP (the runtime's own: a copy of the program's pipe would keep its
  * reader from seeing the end). 0, or -1 (errno) and nothing changed. */
