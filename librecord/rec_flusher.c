@@ -2,6 +2,14 @@
  * rec_flusher: one background thread per process image that drains FULL chunks through the
  * sink and closes threads that have exited.
  *
+ * It works in a descriptor table of its own (rec_session_fds_private_enter): the program can
+ * close or reuse none of its descriptors, so none of its checks is raced. A second thread, the
+ * keeper, shares the program's table and only waits to call exit(0) when the program's
+ * threads are all gone (rec_flusher_alone), so that the program's stdio reaches its own
+ * descriptors. A third, the helper, also has a table of its own and runs, for a program
+ * thread that waits, whatever that thread would do with a descriptor (rec_fd_call): a
+ * thread's ring and sink file, its own chunk writes (drain, help), finish, a sink's metadata.
+ *
  * It blocks every signal, is never traced (its TLS pointer says OFF, so a hook it might run
  * records nothing) and sleeps on a futex word until a producer hands over a chunk
  * (rec_flusher_wake) or REC_FLUSH_PERIOD_MS passes. Producers wake it only when it said it
@@ -35,6 +43,113 @@
 
 #define REC_FLUSH_PERIOD_MS 100
 
+
+/* A rec_fd_call request: on the caller's stack, which waits on `done` until the helper has
+ * run it. */
+struct rec_fd_req {
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+	uint32_t done; /* futex word: 1 once fn returned */
+	struct rec_fd_req *next;
+};
+
+/* Run the requests queued so far, oldest first (the helper). */
+static void rec_fd_serve(void)
+{
+	struct rec_fd_req *r = __atomic_exchange_n(&rec_sess.fd_reqs, NULL, __ATOMIC_ACQ_REL);
+	struct rec_fd_req *prev = NULL, *next;
+
+	for (; r; r = next) { /* newest first: reversed */
+		next = r->next;
+		r->next = prev;
+		prev = r;
+	}
+	for (r = prev; r; r = next) {
+		next = r->next; /* r is gone once done is set */
+		r->ret = r->fn(r->arg);
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		rec_futex(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
+/* The helper (rec_session.helper_started): never traced, every signal blocked, in a
+ * descriptor table of its own; it only runs what rec_fd_call asks, oldest first. */
+static void *rec_helper_main(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	rec_self = REC_THREAD_OFF;
+	if (rec_session_fds_private_enter() < 0)
+		rec_debug("the helper shares the program's descriptor table (unshare: %s)",
+			  strerror(errno));
+	__atomic_store_n(&rec_sess.helper_tid, rec_gettid(), __ATOMIC_RELEASE);
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&rec_sess.helper_wake, __ATOMIC_ACQUIRE);
+		rec_fd_serve();
+		/* an ask pushed after the serve bumped the word first: no sleep then */
+		rec_futex(&rec_sess.helper_wake, FUTEX_WAIT_PRIVATE, seen, NULL);
+	}
+	return NULL;
+}
+
+/* Start the helper if it is not running; 0 when it runs. */
+static int rec_helper_ensure(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	if (__atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&rec_sess.lock);
+	if (!rec_sess.helper_started && rec_sess.state == REC_SESSION_ACTIVE) {
+		pthread_t h;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		/* pthread_create may call the program's malloc: a hook then is ours */
+		uint8_t in_rt = rec_in_runtime;
+		rec_in_runtime = 1;
+		if (pthread_create(&h, &attr, rec_helper_main, NULL) == 0)
+			__atomic_store_n(&rec_sess.helper_started, 1, __ATOMIC_RELEASE);
+		else
+			rec_debug("no helper thread: descriptors in the program's table");
+		rec_in_runtime = in_rt;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&rec_sess.lock);
+	return __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE) ? 0 : -1;
+}
+
+int rec_fd_call(int (*fn)(void *), void *arg)
+{
+	struct rec_fd_req r = { fn, arg, -1, 0, NULL };
+	sigset_t all, old;
+
+	/* a vfork child shares our memory, not our helper's process */
+	if (rec_fd_private || getpid() != rec_sess.pid || rec_helper_ensure() < 0)
+		return fn(arg);
+	/* no handler may run here: one that longjmps away would leave r queued, one that
+	 * records could come back here */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r.next = __atomic_load_n(&rec_sess.fd_reqs, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&rec_sess.fd_reqs, &r.next, &r, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_ACQUIRE))
+		;
+	__atomic_add_fetch(&rec_sess.helper_wake, 1, __ATOMIC_RELEASE);
+	rec_futex(&rec_sess.helper_wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
+		rec_futex(&r.done, FUTEX_WAIT_PRIVATE, 0, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r.ret;
+}
 
 void rec_flusher_wake(void)
 {
@@ -126,18 +241,21 @@ static long rec_proc_stat_field(const char *path, int field, char *state)
 	return f == field ? strtol(p, NULL, 10) : -1;
 }
 
-/* Is the flusher the last live thread of the process? When a program's main thread calls
- * pthread_exit, glibc ends the process with exit(0) once its last thread exits; our flusher
- * would keep it alive (and, blocking every signal, deaf to SIGTERM), so it does that exit(0)
- * itself. The leader stays a zombie until the group is gone, so it counts as a thread. */
+/* Are the flusher and the keeper the last live threads of the process? When a program's main
+ * thread calls pthread_exit, glibc ends the process with exit(0) once its last thread exits;
+ * our threads would keep it alive (and, blocking every signal, deaf to SIGTERM), so the keeper
+ * does that exit(0) (rec_keeper_main). The leader stays a zombie until the group is gone, so
+ * it counts as a thread. */
 static int rec_flusher_alone(void)
 {
 	char path[64], state = 0;
+	long ours = 1 + __atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE) +
+		    __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE);
 	long n = rec_proc_stat_field("/proc/self/stat", 20, NULL);
 
-	if (n == 1)
+	if (n == ours)
 		return 1;
-	if (n != 2)
+	if (n != ours + 1)
 		return 0;
 	rec_snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)rec_sess.pid);
 	return rec_proc_stat_field(path, 3, &state) >= 0 && (state == 'Z' || state == 'X');
@@ -183,6 +301,12 @@ static void *rec_flusher_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	rec_self = REC_THREAD_OFF;
+	/* every write of the flusher's in a descriptor table of its own: the program may close
+	 * or dup2 over any number at any time, and a check of a shared number before a write or
+	 * close is always raced. Without one (unshare refused), the checks of the shared table */
+	if (rec_session_fds_private_enter() < 0)
+		rec_debug("the flusher shares the program's descriptor table (unshare: %s)",
+			  strerror(errno));
 	__atomic_store_n(&rec_sess.flusher_tid, rec_gettid(), __ATOMIC_RELEASE);
 
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
@@ -194,8 +318,13 @@ static void *rec_flusher_main(void *arg)
 		}
 		rec_flusher_pass();
 		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
-		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone())
-			exit(0); /* finishes the trace through the destructor, as glibc would */
+		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone()) {
+			if (!__atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE))
+				exit(0); /* finishes the trace through the destructor, as glibc */
+			/* the keeper exits (the program's table); finish stops this thread */
+			__atomic_store_n(&rec_sess.keeper_go, 1, __ATOMIC_RELEASE);
+			rec_futex(&rec_sess.keeper_go, FUTEX_WAKE_PRIVATE, 1, NULL);
+		}
 		__atomic_store_n(&rec_sess.flusher_sleeping, 1, __ATOMIC_SEQ_CST);
 		/* a wake between the load of `seen` and here changed the word: no sleep */
 		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
@@ -204,6 +333,22 @@ static void *rec_flusher_main(void *arg)
 		__atomic_store_n(&rec_sess.flusher_sleeping, 0, __ATOMIC_RELEASE);
 	}
 	return NULL;
+}
+
+/* The keeper (rec_session.keeper_started): never traced, every signal blocked. */
+static void *rec_keeper_main(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	rec_self = REC_THREAD_OFF;
+	while (!__atomic_load_n(&rec_sess.keeper_go, __ATOMIC_ACQUIRE))
+		rec_futex(&rec_sess.keeper_go, FUTEX_WAIT_PRIVATE, 0, NULL);
+	if (__atomic_load_n(&rec_sess.keeper_go, __ATOMIC_ACQUIRE) != 1)
+		return NULL; /* no flusher: nobody would wake it, it must not keep the process */
+	exit(0); /* finishes the trace through the destructor, as glibc would */
 }
 
 void rec_flusher_ensure(void)
@@ -224,12 +369,26 @@ void rec_flusher_ensure(void)
 		 * be the program's: a hook then is ours (no signal can land here, all blocked) */
 		uint8_t in_rt = rec_in_runtime;
 		rec_in_runtime = 1;
+		pthread_t keeper;
+		/* before the flusher, which looks for it when it finds itself alone; glibc's
+		 * default stack: exit(0) there runs the program's atexit handlers */
+		rec_sess.keeper_go = 0;
+		if (pthread_create(&keeper, NULL, rec_keeper_main, NULL) == 0) {
+			pthread_detach(keeper);
+			__atomic_store_n(&rec_sess.keeper_started, 1, __ATOMIC_RELEASE);
+		}
 		int err = pthread_create(&rec_sess.flusher, &attr, rec_flusher_main, NULL);
 		rec_in_runtime = in_rt;
-		if (err == 0)
+		if (err == 0) {
 			__atomic_store_n(&rec_sess.flusher_started, 1, __ATOMIC_RELEASE);
-		else
+		} else {
 			rec_warn("cannot start the flusher thread: chunks are written at exit");
+			if (rec_sess.keeper_started) {
+				__atomic_store_n(&rec_sess.keeper_started, 0, __ATOMIC_RELEASE);
+				__atomic_store_n(&rec_sess.keeper_go, 2, __ATOMIC_RELEASE);
+				rec_futex(&rec_sess.keeper_go, FUTEX_WAKE_PRIVATE, 1, NULL);
+			}
+		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 	}
@@ -244,7 +403,8 @@ void rec_flusher_stop(void)
 	rec_flusher_wake();
 	rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 	/* finish may run in the flusher itself (a fault there): never join oneself */
-	if (rec_gettid() != __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE))
-		pthread_join(rec_sess.flusher, NULL);
+	if (rec_gettid() == __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE))
+		return;
+	pthread_join(rec_sess.flusher, NULL);
 	rec_sess.flusher_started = 0;
 }

@@ -37,6 +37,7 @@ struct rec_session rec_sess = {
 	.dirfd = -1,
 	.ringdirfd = -1,
 	.livefd = -1,
+	.keep_fd = -1,
 };
 
 static pthread_mutex_t rec_start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,9 +140,15 @@ static void rec_atfork_child(void)
 	rec_sess.pid = getpid();
 	rec_sess.ppid = ppid;
 	rec_sess.flusher_started = 0;
+	rec_sess.keeper_started = 0; /* neither thread was copied into the child */
 	rec_sess.flusher_tid = 0;
 	rec_sess.quit = 0;
 	rec_sess.wake = 0;
+	/* the parent's asks are the parent's, and its helper was not copied */
+	rec_sess.fd_reqs = NULL;
+	rec_sess.helper_started = 0;
+	rec_sess.helper_tid = 0;
+	rec_sess.helper_wake = 0;
 	rec_sess.flusher_sleeping = 0;
 	rec_sess.fatal_sig = 0; /* a hand-off pending in the parent is the parent's */
 	rec_sess.finishing = rec_sess.finished = 0;
@@ -251,10 +258,86 @@ static int rec_reopen_dirs(int *dirfd, int *ringdirfd)
 	return -1;
 }
 
+/* live.<pid> on the flusher's own table, at the session's number. The copy of the locked
+ * descriptor is kept: the lock then lasts as long as this table (the process), whatever the
+ * program does with its own copy. Where the program had taken the number before the copy
+ * was made, the file is opened anew and locked again (the program's close let go of it). */
+static void rec_live_private(void)
+{
+	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE), fd;
+	char name[32];
+	struct stat st;
+
+	if (l < 0 || rec_sess.ringdirfd < 0 || rec_fd_is(l, &rec_sess.live_id))
+		return;
+	rec_snprintf(name, sizeof(name), "live.%d", (int)rec_sess.pid);
+	fd = openat(rec_sess.ringdirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == rec_sess.live_id.dev &&
+	    st.st_ino == rec_sess.live_id.ino) {
+		(void)flock(fd, LOCK_EX | LOCK_NB);
+		if (fd != l) {
+			dup3(fd, l, O_CLOEXEC);
+			close(fd);
+		}
+	} else {
+		if (fd >= 0)
+			close(fd);
+		close(l); /* this table's copy, whatever it is */
+	}
+}
+
+/* rec_session_fds_check on the flusher's own table (rec_fd_private): the numbers are the
+ * session's (shared with the program's threads, which may move them, rec_session_fds_check);
+ * here each names what it must, put there by path when it does not. Nothing here can be the
+ * program's, so nothing is raced. */
+static int rec_session_fds_private(void)
+{
+	int d = __atomic_load_n(&rec_sess.dirfd, __ATOMIC_ACQUIRE);
+	int r = __atomic_load_n(&rec_sess.ringdirfd, __ATOMIC_ACQUIRE);
+	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE);
+	int nd, nr;
+
+	if (d < 0 || r < 0 || d == r)
+		return -1;
+	if (rec_fd_is(d, &rec_sess.dir_id) && rec_fd_is(r, &rec_sess.ringdir_id)) {
+		if (l >= 0 && l != d && l != r && !rec_fd_is(l, &rec_sess.live_id))
+			rec_live_private();
+		return 0;
+	}
+	if (rec_reopen_dirs(&nd, &nr) < 0)
+		return -1;
+	/* onto the session's numbers; the one whose source is the other's target first */
+	if (nr == d) {
+		if (nr != r)
+			dup3(nr, r, O_CLOEXEC), close(nr);
+		if (nd != d)
+			dup3(nd, d, O_CLOEXEC), close(nd);
+	} else {
+		if (nd != d)
+			dup3(nd, d, O_CLOEXEC), close(nd);
+		if (nr != r)
+			dup3(nr, r, O_CLOEXEC), close(nr);
+	}
+	return rec_fd_is(d, &rec_sess.dir_id) && rec_fd_is(r, &rec_sess.ringdir_id) ? 0 : -1;
+}
+
+int rec_session_fds_private_enter(void)
+{
+	int keep[4] = { rec_sess.dirfd, rec_sess.ringdirfd, rec_sess.livefd, rec_sess.keep_fd };
+
+	if (rec_fd_private_enter(keep, 4) < 0)
+		return -1;
+	rec_session_fds_private();
+	rec_live_private();
+	return 0;
+}
+
 int rec_session_fds_check(void)
 {
 	int dir_ok, ring_ok, live_ok, ret = 0;
 
+	if (rec_fd_private)
+		return rec_session_fds_private();
 	if (rec_sess.dirfd < 0 || rec_sess.ringdirfd < 0)
 		return -1;
 	dir_ok = rec_fd_is(rec_sess.dirfd, &rec_sess.dir_id);
@@ -524,20 +607,15 @@ static void rec_session_tell_unwritten(void)
 		 strerror(err), (unsigned long long)n);
 }
 
-void rec_session_finish(void)
+/* finish's writing, on the helper when there is one (rec_fd_call: the program's other
+ * threads may close or reuse any number meanwhile, it never sees them), else on the caller */
+static int rec_session_finish_fds(void *arg)
 {
 	struct rec_thread *t, *self;
 	uint8_t in_rt;
 
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
-	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
-		rec_session_finish_wait(0);
-		return;
-	}
-	__atomic_store_n(&rec_sess.finisher_tid, rec_gettid(), __ATOMIC_RELEASE);
-	/* from here on, slow paths drop (and count) instead of taking chunks */
-	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
-	rec_flusher_stop();
+	(void)arg;
+	rec_flusher_stop(); /* stopped and joined: nothing else drains now */
 	rec_session_fds_check();
 	/* the spare rings (the flusher stopped): their disk space is given back before the
 	 * last chunks, the metadata and a log assembled at the end need it */
@@ -581,6 +659,20 @@ void rec_session_finish(void)
 		rec_sess.sink->finished(&rec_sess);
 	rec_self = self;
 	rec_in_runtime = in_rt;
+	return 0;
+}
+
+void rec_session_finish(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    __atomic_exchange_n(&rec_sess.finishing, 1, __ATOMIC_ACQ_REL)) {
+		rec_session_finish_wait(0);
+		return;
+	}
+	__atomic_store_n(&rec_sess.finisher_tid, rec_gettid(), __ATOMIC_RELEASE);
+	/* from here on, slow paths drop (and count) instead of taking chunks */
+	__atomic_store_n(&rec_sess.state, REC_SESSION_FINISHED, __ATOMIC_RELEASE);
+	rec_fd_call(rec_session_finish_fds, NULL);
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);

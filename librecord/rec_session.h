@@ -90,6 +90,8 @@ struct rec_frontend {
 extern struct rec_frontend rec_frontend_self_storage;
 #define rec_frontend_self (&rec_frontend_self_storage)
 
+struct rec_fd_req; /* rec_flusher.c */
+
 struct rec_session {
 	int state;                         /* enum rec_session_state; acquire/release */
 	struct rec_config cfg;
@@ -106,6 +108,9 @@ struct rec_session {
 	 * rings of a live process alone (the ring files themselves hold no descriptor) */
 	int livefd;
 	struct rec_fd_id live_id;
+	/* a sink's one descriptor for every thread (cacheray's trace), -1 if none: kept in the
+	 * flusher's own descriptor table too (rec_fd_private_enter) */
+	int keep_fd;
 	uint32_t reserve_taken;            /* pages of live.<pid> given back (rec_room_claim) */
 	uint32_t fds_busy;                 /* try-lock of rec_session_fds_check's reopening */
 	char dir[REC_PATH_MAX];            /* absolute output directory */
@@ -117,7 +122,19 @@ struct rec_session {
 	pthread_t flusher;
 	int flusher_started;
 	pid_t flusher_tid;
+	/* the keeper: a thread of ours that shares the program's descriptor table (the
+	 * flusher has its own) and sleeps on `keeper_go` until the flusher finds the program's
+	 * threads all gone: it then calls exit(0) as glibc would, flushing the program's stdio
+	 * into the program's descriptors, which the table it keeps alive still holds */
+	int keeper_started;
+	uint32_t keeper_go;
 	uint32_t wake;                     /* futex word: bumped to wake the flusher */
+	/* the helper: a thread of ours with a descriptor table of its own (as the flusher's)
+	 * that runs rec_fd_call's requests, queued here newest first, woken by helper_wake */
+	struct rec_fd_req *fd_reqs;
+	int helper_started;
+	pid_t helper_tid;
+	uint32_t helper_wake;
 	uint32_t flusher_sleeping;
 	uint32_t quit;
 	/* counters of closed threads, and of events from dead threads */
@@ -169,6 +186,22 @@ static inline void rec_finish_progress(void)
  * this checks they still name what they named and reopens, by path, those that do not; it
  * never closes a number that is no longer ours. 0 when dirfd and ringdirfd are usable. */
 int rec_session_fds_check(void);
+/* The flusher, at its start: a descriptor table of its own (rec_fd_private_enter) holding
+ * only the session's descriptors; -1 (the shared table kept) if it cannot have one. */
+int rec_session_fds_private_enter(void);
+
+/*
+ * Run FN(ARG) where the runtime's descriptors are its own: on the helper, a thread of ours
+ * whose descriptor table the program does not share (rec_session_fds_private_enter). A
+ * program thread waits for it (every signal blocked meanwhile, so no handler runs on it and
+ * none leaves the wait by longjmp): a descriptor the runtime opens, writes or closes then
+ * never lives in the program's table, where the program may close it and reuse its number
+ * between our check and our use. Called on a thread with a table of its own (the helper, the
+ * flusher), or where there is no helper (it could not start), FN runs on the caller, in its
+ * table. Returns what FN returned. The caller holds no lock FN or the flusher takes
+ * (rec_session.lock, a sink's). Slow paths only.
+ */
+int rec_fd_call(int (*fn)(void *), void *arg);
 
 /* Ask the flusher to look at the rings now. */
 void rec_flusher_wake(void);
@@ -188,6 +221,9 @@ int rec_flusher_take_fatal(int sig);
 /* Write out the FULL chunks of t in order; with `all`, also the current chunk's committed
  * bytes (finish, retire). Called by the flusher, finish and the drain policy. */
 void rec_thread_drain(struct rec_thread *t, int all);
+/* The producer's own drain (drain policy) and try (help policy), done by rec_fd_call. */
+void rec_thread_drain_own(struct rec_thread *t);
+int rec_thread_drain_own_try(struct rec_thread *t);
 /* rec_thread_drain under t's drain lock; -1 (nothing done) when another thread holds it
  * (the flusher, and under the help policy the ring's producer). */
 int rec_thread_drain_try(struct rec_thread *t, int all);

@@ -6,9 +6,11 @@
  * Who calls what, and from where:
  *   open_session  process image start (constructor), before any thread records
  *   fork_child    in a fork child, before its first thread re-attaches
- *   open_thread   in the recording thread, when it first records (slow path)
- *   write_chunk   flusher thread (or the producer under the drain policy, or finish):
- *                 chunks of one thread arrive in sequence order, never concurrently
+ *   open_thread   on the helper, for the recording thread that waits, when it first records
+ *                 (rec_fd_call: no descriptor of ours in the program's table)
+ *   write_chunk   flusher thread (or the helper for the producer under the drain and help
+ *                 policies, or finish, on the helper): chunks of one thread arrive in
+ *                 sequence order, never concurrently
  *   append_lock/append_unlock   around write_chunk, when the sink has them (one file for
  *                 every thread: a chunk's offset is known only under the lock)
  *   close_thread  flusher or finish, after the thread's last chunk

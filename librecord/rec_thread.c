@@ -5,9 +5,12 @@
  * Invariants:
  *  - Only the owning thread takes chunks (FREE -> FILLING) and publishes them (-> FULL).
  *  - Only one drainer writes a given thread's FULL chunks at a time: the flusher (under the
- *    thread's drain_lock), or finish after the flusher stopped, or the owning thread itself
- *    under the drain policy (then the flusher leaves the live thread alone) or under the help
- *    policy (under drain_lock, when the flusher has not written its next chunk yet).
+ *    thread's drain_lock), or finish after the flusher stopped, or the helper for the owning
+ *    thread, which waits (rec_fd_call), under the drain policy (then the flusher leaves the
+ *    live thread alone) or under the help policy (under drain_lock, when the flusher has not
+ *    written its next chunk yet).
+ *  - No descriptor of ours is opened, written or closed on a program thread: the ring and the
+ *    sink's files are the helper's (rec_fd_call), whose descriptor table is its own.
  *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
  *    FULL with seq == flush_seq + 1.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
@@ -238,6 +241,29 @@ static void rec_chunk_publish(struct rec_thread *t)
 	t->pos = t->end = NULL;
 }
 
+/* What a thread's attach does with descriptors, run by rec_fd_call (on the helper, whose
+ * table the program does not share): its ring, then the sink's file. -2: no ring. */
+static int rec_thread_attach_fds(void *arg)
+{
+	struct rec_thread *t = arg;
+
+	rec_session_fds_check(); /* the helper's own table: put back by path if need be */
+	if (rec_ring_create(t) < 0)
+		return -2;
+	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0) {
+		rec_ring_destroy(t, 1);
+		return -1;
+	}
+	rec_thread_sink_fd_ok(t);
+	return 0;
+}
+
+static int rec_ring_destroy_fds(void *arg)
+{
+	rec_ring_destroy(arg, 1);
+	return 0;
+}
+
 static struct rec_thread *rec_thread_attach(void)
 {
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
@@ -253,9 +279,15 @@ static struct rec_thread *rec_thread_attach(void)
 	t->pid = rec_sess.pid;
 	t->ring_fd = -1;
 	t->sink_fd = t->sink_id_fd = -1;
-	rec_session_fds_check(); /* the program may have closed or replaced them */
-	if (rec_ring_create(t) < 0) {
+	/* the program may close or reuse any number meanwhile: not one of ours is ever in its
+	 * table (rec_fd_call); the lock is not held there (the helper may wait for it) */
+	switch (rec_fd_call(rec_thread_attach_fds, t)) {
+	case 0:
+		break;
+	case -2:
 		rec_noring = 1;
+		goto fail;
+	default:
 		goto fail;
 	}
 	rec_chunk_take(t, 0);
@@ -263,15 +295,9 @@ static struct rec_thread *rec_thread_attach(void)
 	pthread_mutex_lock(&rec_sess.lock);
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
 		pthread_mutex_unlock(&rec_sess.lock);
-		rec_ring_destroy(t, 1);
+		rec_fd_call(rec_ring_destroy_fds, t);
 		goto fail;
 	}
-	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0) {
-		pthread_mutex_unlock(&rec_sess.lock);
-		rec_ring_destroy(t, 1);
-		goto fail;
-	}
-	rec_thread_sink_fd_ok(t);
 	t->next = rec_sess.threads;
 	/* the flusher walks the list without the lock: publish a fully built node */
 	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
@@ -358,7 +384,7 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 	if (t->chunk) {
 		rec_chunk_publish(t);
 		if (cfg->policy == REC_POLICY_DRAIN)
-			rec_thread_drain(t, 0);
+			rec_thread_drain_own(t);
 		else if (cfg->policy != REC_POLICY_OVERWRITE) {
 			rec_flusher_ensure();
 			rec_flusher_wake();
@@ -393,7 +419,8 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 				rec_flusher_wake();
 			}
 			while (!rec_chunk_is_free(t, idx) && waited_us < limit_us) {
-				if (help && rec_thread_drain_try(t, 0) == 0 && rec_chunk_is_free(t, idx))
+				if (help && rec_thread_drain_own_try(t) == 0 &&
+				    rec_chunk_is_free(t, idx))
 					break;
 				rec_sleep_us(step_us);
 				waited_us += step_us;
@@ -403,7 +430,7 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			break;
 		}
 		case REC_POLICY_DRAIN:
-			rec_thread_drain(t, 0);
+			rec_thread_drain_own(t);
 			if (!rec_chunk_is_free(t, idx))
 				return rec_reserve_drop(t);
 			break;
@@ -574,6 +601,31 @@ int rec_thread_drain_try(struct rec_thread *t, int all)
 	return 0;
 }
 
+static int rec_thread_drain_fds(void *arg)
+{
+	rec_thread_drain(arg, 0);
+	return 0;
+}
+
+static int rec_thread_drain_try_fds(void *arg)
+{
+	return rec_thread_drain_try(arg, 0);
+}
+
+/* The drain and help policies: the producer's own FULL chunks written now, while it waits,
+ * by the helper (rec_fd_call), in a table of its own: the program may close or reuse any
+ * number meanwhile, and the sink's files are never in its table. Not the flusher: under
+ * help, the flusher may be the one that is stuck. */
+void rec_thread_drain_own(struct rec_thread *t)
+{
+	rec_fd_call(rec_thread_drain_fds, t);
+}
+
+int rec_thread_drain_own_try(struct rec_thread *t)
+{
+	return rec_fd_call(rec_thread_drain_try_fds, t);
+}
+
 void rec_thread_drain_settle(struct rec_thread *t)
 {
 	for (int i = 0; i < 2000 && t != rec_self &&
@@ -653,7 +705,7 @@ void rec_thread_retire(struct rec_thread *t)
 	rec_self = REC_THREAD_DEAD;
 	rec_chunk_publish(t);
 	if (rec_sess.cfg.policy == REC_POLICY_DRAIN)
-		rec_thread_drain(t, 0);
+		rec_thread_drain_own(t);
 	/* after this store the flusher may close and free t: touch nothing of it below */
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 	rec_flusher_ensure();

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,18 @@
 #include <unistd.h>
 
 int rec_debug_enabled;
+__thread uint8_t rec_fd_private __attribute__((tls_model("initial-exec")));
+
+/* The program's standard error from a thread with a table of its own: its fd 2 opened anew
+ * through the main thread's table (a pipe or terminal reopens; a socket does not: then the
+ * warning is lost), appending. -1 if it cannot be. */
+static int rec_stderr_open(void)
+{
+	char path[48];
+
+	rec_snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)getpid());
+	return open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+}
 
 static void rec_vwarn(const char *fmt, va_list ap)
 {
@@ -35,8 +48,21 @@ static void rec_vwarn(const char *fmt, va_list ap)
 	if (n >= sizeof(buf) - 1)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, n);
+	rec_stderr_write(buf, n);
 	errno = saved;
+}
+
+void rec_stderr_write(const void *buf, size_t n)
+{
+	if (rec_fd_private) {
+		int fd = rec_stderr_open();
+		if (fd >= 0) {
+			(void)!write(fd, buf, n);
+			close(fd);
+		}
+	} else {
+		(void)!write(STDERR_FILENO, buf, n);
+	}
 }
 
 void rec_warn(const char *fmt, ...)
@@ -236,6 +262,39 @@ int rec_mkdir_p(const char *dir)
 int rec_open_write(int dirfd, const char *name, int flags)
 {
 	return openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0666);
+}
+
+int rec_fd_private_enter(const int *keep, int n)
+{
+	unsigned int lo = 0;
+	int sorted[8], k = 0;
+
+	if (n > 8 || unshare(CLONE_FILES) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) /* the kept numbers in order, each once */
+		if (keep[i] >= 0) {
+			int j = k++;
+			for (; j > 0 && sorted[j - 1] > keep[i]; j--)
+				sorted[j] = sorted[j - 1];
+			sorted[j] = keep[i];
+		}
+	for (int i = 0; i <= k; i++) {
+		unsigned int hi = i < k ? (unsigned int)sorted[i] : ~0u;
+		/* the gap below the next kept number */
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			struct rlimit rl;
+			unsigned int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+							   rl.rlim_cur < (1u << 20)
+						   ? (unsigned int)rl.rlim_cur
+						   : 1u << 20;
+			for (unsigned int fd = lo; fd < hi && fd < top; fd++) /* before Linux 5.9 */
+				close((int)fd);
+		}
+		if (i < k)
+			lo = (unsigned int)sorted[i] + 1;
+	}
+	rec_fd_private = 1;
+	return 0;
 }
 
 int rec_fd_id_get(int fd, struct rec_fd_id *id)

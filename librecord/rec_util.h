@@ -81,6 +81,21 @@ int rec_fd_above_stdio_dup(int fd);
  * dup2'ed a file of its own over FD meanwhile. -1 (errno EBADF) when it did. */
 int rec_fd_move_checked(int fd, const struct rec_fd_id *want);
 
+/*
+ * 1 on a thread (the flusher) that has a descriptor table of its own (rec_fd_private_enter):
+ * what it opens, checks, writes and closes there the program cannot close, replace or reuse,
+ * so a check there is not raced. Its warnings go to the program's standard error by
+ * /proc/<pid>/fd/2, opened for each.
+ */
+extern __thread uint8_t rec_fd_private __attribute__((tls_model("initial-exec")));
+/* N bytes of BUF to the program's standard error, from any thread of ours: on one with a
+ * table of its own (the flusher, the helper: finish runs there), through /proc/<pid>/fd/2 */
+void rec_stderr_write(const void *buf, size_t n);
+/* unshare(CLONE_FILES) for the calling thread, then close every descriptor of the copy but
+ * the N numbers in KEEP (the runtime's own: a copy of the program's pipe would keep its
+ * reader from seeing the end). 0, or -1 (errno) and nothing changed. */
+int rec_fd_private_enter(const int *keep, int n);
+
 /* rec_open_write, the descriptor moved by rec_fd_above_stdio, and checked to still be NAME
  * (the program may have dup2'ed a file of its own over the number open() gave, before it was
  * moved): -1 if it cannot be opened or is not NAME. */

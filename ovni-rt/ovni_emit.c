@@ -562,8 +562,9 @@ void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize
 /* --- flush ------------------------------------------------------------------------------ */
 
 /* Wait until chunk c of t (handed over) has been written and given back: under the help
- * policy the thread writes it itself unless the flusher is at it; otherwise the flusher is
- * asked to hurry. Gives up when the session ends (finish writes it) or after a minute. */
+ * policy the helper writes it for the thread (rec_thread_drain_own_try) unless the flusher is
+ * at it; otherwise the flusher is asked to hurry. Gives up when the session ends (finish
+ * writes it) or after a minute. */
 static void ovni_wait_written(struct rec_thread *t, const struct rec_chunk *c)
 {
 	struct timespec ts = { 0, 20000 };
@@ -572,7 +573,7 @@ static void ovni_wait_written(struct rec_thread *t, const struct rec_chunk *c)
 	     i++) {
 		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
 			return;
-		if (rec_sess.cfg.policy == REC_POLICY_HELP && rec_thread_drain_try(t, 0) == 0)
+		if (rec_sess.cfg.policy == REC_POLICY_HELP && rec_thread_drain_own_try(t) == 0)
 			continue;
 		rec_flusher_wake();
 		nanosleep(&ts, NULL);

@@ -107,7 +107,7 @@ static void xf_report(const char *msg, const char *arg)
 	char buf[512];
 	size_t n =
 		rec_snprintf(buf, sizeof(buf), "==%d==%s%s\n", (int)getpid(), msg, arg ? arg : "");
-	(void)!write(STDERR_FILENO, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	rec_stderr_write(buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 }
 
 static void xf_qlock(void)

@@ -177,7 +177,7 @@ __attribute__((constructor(101))) static void xr_init(void)
 			size_t n = rec_snprintf(msg, sizeof(msg),
 						"==%d==XRay instrumentation map missing. Not "
 						"initializing XRay.\n", (int)getpid());
-			(void)!write(STDERR_FILENO, msg, n < sizeof(msg) ? n : sizeof(msg) - 1);
+			rec_stderr_write(msg, n < sizeof(msg) ? n : sizeof(msg) - 1);
 		}
 		return;
 	}

@@ -109,7 +109,7 @@ static void xp_report(const char *msg)
 {
 	char buf[256];
 	size_t n = rec_snprintf(buf, sizeof(buf), "==%d==%s\n", (int)getpid(), msg);
-	(void)!write(STDERR_FILENO, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	rec_stderr_write(buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 }
 
 static void xp_lock(void)

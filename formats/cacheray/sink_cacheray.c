@@ -211,6 +211,7 @@ static int cacheray_open_session(struct rec_session *s)
 	cr_close_inherited(fd);
 	cr_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	cr_fd = fd;
+	s->keep_fd = fd; /* the flusher's own table keeps it too */
 	if (cr_regular)
 		cr_journal_open(s, alone);
 	/* in every ring's header: salvage appends the chunks of a killed process there */

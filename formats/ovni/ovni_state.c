@@ -4,6 +4,7 @@
  * waits on.
  */
 #include "formats/ovni/ovni_state.h"
+#include "librecord/rec_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ void ovni_vmsg(const char *prefix, const char *func, const char *fmt, va_list ap
 	if (n >= sizeof(buf) - 1)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, n);
+	rec_stderr_write(buf, n); /* the helper's warnings too (its table is its own) */
 	errno = saved;
 }
 

@@ -361,6 +361,31 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 		}
 	}
 	r->events += events;
+	if (events == 0 && state == OVNI_SE_UNKNOWN && (size_t)pos <= 8) {
+		/* killed in ovni_thread_init, between the stream's creation and the thread's first
+		 * event (the program thread waits for the runtime's helper there): a header that
+		 * never ends is no stream to ovniemu, and nothing was recorded or lost. Removed
+		 * with its metadata, as the runtime drops a stream whose every event was lost. */
+		close(fd);
+		unlink(sd.stream);
+		unlink(sd.metadata);
+		if (sd.layout == 3) {
+			char dir[PATH_MAX], *slash;
+			snprintf(dir, sizeof(dir), "%s", sd.stream);
+			slash = strrchr(dir, '/');
+			if (slash) {
+				*slash = '\0';
+				rmdir(dir);
+			}
+		}
+		rec_salvage_log(ctx, "%s: no event (killed in ovni_thread_init): removed",
+				sd.stream);
+		snprintf(side, sizeof(side), "%s.ovni", r->name);
+		unlinkat(ctx->ringdirfd, side, 0);
+		snprintf(side, sizeof(side), "%s.ovni.tmp", r->name);
+		unlinkat(ctx->ringdirfd, side, 0);
+		return 0;
+	}
 	if (end) {
 		uint8_t ending[2 * OVNI_SE_HDR];
 		size_t n = ovni_se_ending(state, clock, ending);

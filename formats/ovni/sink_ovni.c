@@ -291,8 +291,9 @@ static int ovni_write_meta_locked(struct rec_thread *t, const char *procdir, int
 
 static void ovni_update_sidecar(struct rec_thread *t);
 
-int ovni_sink_write_thread_meta(struct rec_thread *t)
+static int ovni_write_thread_meta_fds(void *arg)
 {
+	struct rec_thread *t = arg;
 	struct ovni_thread *ot = ovni_thread_of(t);
 	int ret = 0;
 
@@ -383,8 +384,16 @@ static int ovni_stream_fd(const struct ovni_thread *ot)
 	return rec_openat_kept(AT_FDCWD, ps.obs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 }
 
-int ovni_sink_create_stream(struct rec_thread *t)
+/* The descriptors of ovni-rt's metadata and streams never live in the program's table: the
+ * program may close or reuse any number meanwhile (rec_fd_call runs these on the flusher) */
+int ovni_sink_write_thread_meta(struct rec_thread *t)
 {
+	return rec_fd_call(ovni_write_thread_meta_fds, t);
+}
+
+static int ovni_create_stream_fds(void *arg)
+{
+	struct rec_thread *t = arg;
 	struct ovni_thread *ot = ovni_thread_of(t);
 	struct ovni_paths ps, final;
 	int fd;
@@ -506,6 +515,11 @@ static int ovni_drop_if_all_lost(struct rec_thread *t, struct ovni_thread *ot, i
 		ovni_try_rmdir(ps.dir);
 	__atomic_store_n(&ot->state, OVNI_THREAD_FINAL, __ATOMIC_RELEASE);
 	return 1;
+}
+
+int ovni_sink_create_stream(struct rec_thread *t)
+{
+	return rec_fd_call(ovni_create_stream_fds, t);
 }
 
 void ovni_sink_finalize_thread(struct rec_thread *t, const char *how)
@@ -634,12 +648,21 @@ static int ovni_cpu_owner(char *owner, size_t size)
 	return found;
 }
 
+static int ovni_write_proc_meta_fds(void *arg);
+
 void ovni_sink_write_proc_meta(void)
+{
+	rec_fd_call(ovni_write_proc_meta_fds, NULL);
+}
+
+static int ovni_write_proc_meta_fds(void *arg)
 {
 	struct ovni_cpus cpus = { 0 };
 	char owner[PATH_MAX], path[PATH_MAX];
 	struct oj *m = oj_new(OJ_OBJECT), *old, *arr;
 	int rank_set, rank, nranks, dfd;
+
+	(void)arg;
 
 	pthread_mutex_lock(&ovni_proc.lock);
 	rank_set = ovni_proc.rank_set;
@@ -701,6 +724,7 @@ void ovni_sink_write_proc_meta(void)
 out:
 	oj_free(m);
 	free(cpus.v);
+	return 0;
 }
 
 void ovni_sink_clean_tmp(void)

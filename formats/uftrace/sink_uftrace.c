@@ -221,13 +221,37 @@ static int uftrace_open_session(struct rec_session *s)
 	return 0;
 }
 
+static int uftrace_note_module_fds(void *arg)
+{
+	rec_session_fds_check();
+	uftrace_write_module_sym(rec_sess.dirfd, arg);
+	return 0;
+}
+
 void uftrace_note_module(const char *path)
 {
 	if (rec_sess.sink != &uftrace_sink || !path || !path[0] ||
 	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
 	    getpid() != rec_sess.pid)
 		return;
-	uftrace_write_module_sym(rec_sess.dirfd, path);
+	/* the program may close or reuse any number meanwhile: written by the fd helper */
+	rec_fd_call(uftrace_note_module_fds, (void *)path);
+}
+
+struct uftrace_dlop {
+	const char *line;
+	size_t len;
+	const char *libname;
+};
+
+static int uftrace_note_dlopen_fds(void *arg)
+{
+	const struct uftrace_dlop *d = arg;
+
+	rec_session_fds_check();
+	uftrace_append_task(d->line, d->len);
+	uftrace_write_module_sym(rec_sess.dirfd, d->libname);
+	return 0;
 }
 
 void uftrace_note_dlopen(const char *libname, uintptr_t base)
@@ -242,8 +266,9 @@ void uftrace_note_dlopen(const char *libname, uintptr_t base)
 	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
 	n = rec_snprintf(line, sizeof(line), "DLOP timestamp=%s tid=%d sid=%s base=%llx libname=\"%s\"\n",
 			 ts, (int)rec_gettid(), rec_sess.sid, (unsigned long long)base, libname);
-	uftrace_append_task(line, n);
-	uftrace_write_module_sym(rec_sess.dirfd, libname);
+	struct uftrace_dlop d = { line, n, libname };
+	/* the program may close or reuse any number meanwhile: written on the flusher */
+	rec_fd_call(uftrace_note_dlopen_fds, &d);
 }
 
 static void uftrace_fork_child(struct rec_session *s, pid_t ppid)

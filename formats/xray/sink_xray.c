@@ -543,7 +543,7 @@ static void xr_say_log(const struct rec_session *s, const char *path, const char
 				 (int)getpid(), path);
 	if (n >= sizeof(msg))
 		n = sizeof(msg) - 1;
-	(void)!write(STDERR_FILENO, msg, n);
+	rec_stderr_write(msg, n); /* finish may run on the helper (rec_fd_call) */
 }
 
 /* The log file, created with a fresh random suffix; its path in `path`. */

@@ -9,14 +9,24 @@
  *                              could open) and "DESCRIPTORS <n>" (the process's open
  *                              descriptors while every worker holds its file and stream,
  *                              the fewest of 20 looks).
- *        fds_app hostile N K   N workers emit K marks each (ovni_flush every 1000) while a
- *                              hostile thread loops over descriptors 3..63: closes them,
- *                              dup2s a file of its own over them, opens its own files. The
- *                              program's files (one per descriptor number it took) must hold
- *                              only what it wrote: prints "FOREIGN <bytes>" (bytes in its
- *                              files it did not write) and "CLOSED <n>" (times a descriptor
- *                              it holds was found closed or changed behind its back).
- * Both print "EMITTED <pid> <tid> <events>" per thread, as mt_app does. FDS_DIR: where the
+ *        fds_app hostile N K   N workers (ovni_thread_init and OHx done first) emit K marks
+ *                              each (ovni_flush every 1000) while a hostile thread loops over
+ *                              descriptors 3..63 and the top eighth of RLIMIT_NOFILE (where
+ *                              the runtime keeps its own): closes them, dup2s a file of its
+ *                              own over them; it stops before the workers' OHe and
+ *                              ovni_thread_free. The program's files (one per descriptor
+ *                              number it took) must hold only what it wrote: prints
+ *                              "FOREIGN <bytes>" (bytes in its files it did not write) and
+ *                              "CLOSED <n>" (times a descriptor it holds was found closed or
+ *                              changed behind its back).
+ *        fds_app churn R K     the hostile thread of `hostile`, started once the main thread
+ *                              is traced, never stops (the process exits under it), while R
+ *                              rounds of 4 workers each do ovni_thread_init, OHx, K marks
+ *                              (ovni_flush every 1000), OHe, ovni_thread_free, and exit. A
+ *                              descriptor of its own found closed or changed is said on
+ *                              stderr ("... behind its back"); its files are checked by the
+ *                              caller once the process is gone.
+ * All print "EMITTED <pid> <tid> <events>" per thread, as mt_app does. FDS_DIR: where the
  * hostile thread's files go.
  */
 #define _GNU_SOURCE
@@ -28,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,7 +46,7 @@
 
 static pthread_barrier_t barrier;
 static long n_marks;
-static int opened, stop;
+static int opened, stop, churn;
 
 static void report(long events)
 {
@@ -88,23 +99,43 @@ static void *hostile_worker(void *arg)
 	(void)arg;
 	ovni_thread_init(gettid());
 	test_emit_ohx();
+	pthread_barrier_wait(&barrier); /* every worker started: the hostile thread starts */
+	for (long i = 1; i <= n_marks; i++) {
+		ovni_mark_set(1, i);
+		if (i % 1000 == 0)
+			ovni_flush();
+	}
+	pthread_barrier_wait(&barrier); /* every worker done: the hostile thread stops */
+	pthread_barrier_wait(&barrier);
+	test_emit0("OHe");
+	report(n_marks + 2); /* the flush markers are the runtime's, not counted */
+	ovni_thread_free();
+	return NULL;
+}
+
+static void *churn_worker(void *arg)
+{
+	(void)arg;
+	ovni_thread_init(gettid());
+	test_emit_ohx();
 	for (long i = 1; i <= n_marks; i++) {
 		ovni_mark_set(1, i);
 		if (i % 1000 == 0)
 			ovni_flush();
 	}
 	test_emit0("OHe");
-	report(n_marks + 2 + 2 * (n_marks / 1000)); /* each flush adds OF[ OF] */
+	report(n_marks + 2);
 	ovni_thread_free();
 	return NULL;
 }
 
 /* the hostile thread's own descriptors: the number it holds and what it wrote there */
+#define FDS_MAX 1024
 static struct {
 	int held;
 	dev_t dev;
 	ino_t ino;
-} own[64];
+} own[FDS_MAX];
 static long changed;
 
 static int own_file(const char *dir, int fd)
@@ -136,14 +167,24 @@ static void *hostile(void *arg)
 {
 	const char *dir = arg;
 	static const char mine[] = "program\n";
+	struct rlimit rl;
+	int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FDS_MAX ? (int)rl.rlim_cur
+									       : FDS_MAX;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		for (int fd = 3; fd < 64; fd++) {
+		for (int fd = 3; fd < top; fd++) {
 			struct stat st;
+			if (fd == 64)
+				fd = top - top / 8 > 64 ? top - top / 8 : 64;
 			if (own[fd].held) {
 				/* still ours? then it gets a line of the program's own */
 				if (fstat(fd, &st) < 0 || st.st_dev != own[fd].dev ||
 				    st.st_ino != own[fd].ino) {
+					char msg[96];
+					int n = snprintf(msg, sizeof(msg), "fds_app: descriptor %d "
+							 "closed or changed behind its back\n", fd);
+					if (churn) /* no one counts after the exit */
+						(void)!write(STDERR_FILENO, msg, (size_t)n);
 					changed++;
 					own[fd].held = 0;
 					continue;
@@ -160,7 +201,7 @@ static void *hostile(void *arg)
 			}
 		}
 	}
-	for (int fd = 3; fd < 64; fd++)
+	for (int fd = 3; fd < top; fd++)
 		if (own[fd].held)
 			close(fd);
 	return NULL;
@@ -199,8 +240,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 	const char *dir = getenv("FDS_DIR");
 
-	if (argc < 4 || n < 1 || n > 8) {
-		fprintf(stderr, "usage: fds_app nofile|hostile N K\n");
+	if (argc < 4 || n < 1 || (n > 8 && strcmp(argv[1], "churn"))) {
+		fprintf(stderr, "usage: fds_app nofile|hostile|churn N K\n");
 		return 2;
 	}
 	n_marks = atol(argv[3]);
@@ -231,16 +272,31 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		printf("OPENED %d\n", opened);
 	} else if (!strcmp(argv[1], "hostile") && dir) {
-		if (pthread_create(&h, NULL, hostile, (void *)dir) != 0)
-			return 2;
+		pthread_barrier_init(&barrier, NULL, (unsigned)n + 1);
 		for (int i = 0; i < n; i++)
 			if (pthread_create(&t[i], NULL, hostile_worker, NULL) != 0)
 				return 2;
-		for (int i = 0; i < n; i++)
-			pthread_join(t[i], NULL);
+		pthread_barrier_wait(&barrier);
+		if (pthread_create(&h, NULL, hostile, (void *)dir) != 0)
+			return 2;
+		pthread_barrier_wait(&barrier);
 		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 		pthread_join(h, NULL);
+		pthread_barrier_wait(&barrier);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
 		printf("FOREIGN %ld\nCLOSED %ld\n", foreign_bytes(dir), changed);
+	} else if (!strcmp(argv[1], "churn") && dir) {
+		churn = 1;
+		if (pthread_create(&h, NULL, hostile, (void *)dir) != 0)
+			return 2;
+		for (int r = 0; r < n; r++) {
+			for (int i = 0; i < 4; i++)
+				if (pthread_create(&t[i], NULL, churn_worker, NULL) != 0)
+					return 2;
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+		}
 	} else {
 		return 2;
 	}

@@ -27,6 +27,21 @@
  *   stress uneven N K      N threads one after the other (each joined before the next
  *                          starts), K calls each but the last, which makes 5 x K: the
  *                          threads' streams start in that order, the last is the largest
+ *   stress mainexit K      a thread makes K calls and prints a line with printf, the main
+ *                          thread prints one and leaves by pthread_exit: the process ends
+ *                          when the thread does (glibc's exit(0)), whose stdio flush must
+ *                          still reach the program's stdout (a pipe: fully buffered)
+ *   stress hostile R K     as a hostile daemon: the main thread makes K calls, then a
+ *                          thread loops over descriptors 3..63 and the top eighth of
+ *                          RLIMIT_NOFILE (where the runtime keeps its own) until the process
+ *                          is gone: closes each, dup2s a file of its own ($STRESS_FILES/own.N)
+ *                          over it, writes a line of its own there when it finds it still
+ *                          its own on its next round, closes it. Meanwhile R rounds of 4
+ *                          threads making K calls each, started and joined, and K calls of
+ *                          the main thread per round; then the report and exit, the hostile
+ *                          thread still at it. A descriptor of its own found closed or
+ *                          changed is said on stderr ("stress: descriptor N ... behind its
+ *                          back"); the own.N files must hold only its lines
  *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
  *                          and holds it until all have tried: files_opened = how many could
  *                          (under a small RLIMIT_NOFILE the runtime must leave room)
@@ -40,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +73,9 @@ static long nthreads, nforks, nexecs, fds_bad, files_opened = -1;
 static uint64_t signals_sent;
 static volatile int stop;
 
+/* the report's descriptor, opened before a hostile thread starts, where it never goes */
+static int report_fd = -1;
+
 static void report(void)
 {
 	char line[512];
@@ -71,6 +90,11 @@ static void report(void)
 		     (unsigned long)n_handler, (unsigned long)n_recurse, (unsigned long)n_jump,
 		     (unsigned long)n_cxx, nthreads, nforks, nexecs, (unsigned long)signals_sent,
 		     fds_bad, files_opened);
+	if (report_fd >= 0) {
+		if (write(report_fd, line, (size_t)n) != n)
+			perror("stress: write");
+		return;
+	}
 	fd = open(out ? out : "/dev/stdout", O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd >= 0) {
 		if (write(fd, line, (size_t)n) != n)
@@ -135,6 +159,32 @@ static void run_uneven(long n, long k)
 		pthread_join(t, NULL);
 		nthreads++;
 	}
+}
+
+static pthread_barrier_t mainexit_barrier;
+
+static void *mainexit_worker(void *arg)
+{
+	pthread_barrier_wait(&mainexit_barrier);
+	calls(arg);
+	nthreads = 1;
+	printf("mainexit: the worker made its calls\n"); /* no fflush: exit's flush writes it */
+	report();
+	return NULL;
+}
+
+static void run_mainexit(long k)
+{
+	static struct job j;
+	pthread_t t;
+
+	j.k = k;
+	pthread_barrier_init(&mainexit_barrier, NULL, 2);
+	if (pthread_create(&t, NULL, mainexit_worker, &j) != 0)
+		exit(2);
+	printf("mainexit: the main thread leaves\n");
+	pthread_barrier_wait(&mainexit_barrier);
+	pthread_exit(NULL);
 }
 
 static void run_forks(long n, long k)
@@ -344,6 +394,104 @@ static void run_nofile(long n, long k)
 	nthreads = n;
 }
 
+#define HOSTILE_MAX 1024
+static struct {
+	int held;
+	dev_t dev;
+	ino_t ino;
+} hostile_own[HOSTILE_MAX];
+
+/* the number FD taken for a file of the program's own (STRESS_FILES/own.FD, appended) */
+static void hostile_take(const char *dir, int fd)
+{
+	char path[4096];
+	struct stat st;
+	int f;
+
+	snprintf(path, sizeof(path), "%s/own.%d", dir, fd);
+	f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (f < 0)
+		return;
+	if (f != fd) {
+		int ok = dup2(f, fd) == fd;
+		close(f);
+		if (!ok)
+			return;
+	}
+	if (fstat(fd, &st) == 0) {
+		hostile_own[fd].held = 1;
+		hostile_own[fd].dev = st.st_dev;
+		hostile_own[fd].ino = st.st_ino;
+	}
+}
+
+static void *hostile(void *arg)
+{
+	const char *dir = arg;
+	static const char mine[] = "program\n";
+	struct rlimit rl;
+	int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < HOSTILE_MAX
+			  ? (int)rl.rlim_cur
+			  : HOSTILE_MAX;
+
+	for (;;) { /* until the process is gone */
+		for (int fd = 3; fd < top; fd++) {
+			struct stat st;
+			if (fd == 64)
+				fd = top - top / 8 > 64 ? top - top / 8 : 64;
+			if (fd == report_fd)
+				continue;
+			if (!hostile_own[fd].held) {
+				close(fd); /* whatever is there: the runtime's, maybe */
+				hostile_take(dir, fd);
+				continue;
+			}
+			hostile_own[fd].held = 0;
+			if (fstat(fd, &st) < 0 || st.st_dev != hostile_own[fd].dev ||
+			    st.st_ino != hostile_own[fd].ino) {
+				char msg[96];
+				int n = snprintf(msg, sizeof(msg), "stress: descriptor %d closed or "
+						 "changed behind its back\n", fd);
+				(void)!write(STDERR_FILENO, msg, (size_t)n);
+				__atomic_fetch_add(&fds_bad, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			if (write(fd, mine, sizeof(mine) - 1) != sizeof(mine) - 1)
+				__atomic_fetch_add(&fds_bad, 1, __ATOMIC_RELAXED);
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+static void run_hostile(long rounds, long k)
+{
+	const char *dir = getenv("STRESS_FILES"), *out = getenv("STRESS_OUT");
+	struct job j = { k };
+	pthread_t h, t[4];
+	int fd;
+
+	if (!dir || !out)
+		exit(2);
+	calls(&j); /* the runtime starts before the hostile thread */
+	fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || (report_fd = fcntl(fd, F_DUPFD_CLOEXEC, 100)) < 0 || report_fd >= 200)
+		exit(2);
+	close(fd);
+	if (pthread_create(&h, NULL, hostile, (void *)dir) != 0)
+		exit(2);
+	for (long r = 0; r < rounds; r++) {
+		for (int i = 0; i < 4; i++)
+			if (pthread_create(&t[i], NULL, calls, &j) != 0)
+				exit(2);
+		calls(&j);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		nthreads += 4;
+	}
+	/* main returns: exit and the runtime's finish with the hostile thread still at it */
+}
+
 static void run_in_threads(int n, void *(*fn)(void *), void *arg)
 {
 	pthread_t t[8];
@@ -388,10 +536,14 @@ int main(int argc, char **argv)
 		run_in_threads(4, excepter, (void *)a);
 	} else if (!strcmp(mode, "fds")) {
 		run_fds(a);
+	} else if (!strcmp(mode, "mainexit")) {
+		run_mainexit(a);
 	} else if (!strcmp(mode, "uneven")) {
 		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
 		run_nofile(a, b);
+	} else if (!strcmp(mode, "hostile")) {
+		run_hostile(a, b);
 	} else if (!strcmp(mode, "recurse")) {
 		long args[2] = { a, b };
 		run_in_threads(2, recurser, args);
