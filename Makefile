@@ -85,7 +85,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 # the CLI checks the record-time filters with the runtime's own parser
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o) $(B)/host/libmcount/mcount_filter.o \
-	$(B)/host/libmcount/mcount_argspec.o
+	$(B)/host/libmcount/mcount_argspec.o $(B)/host/libmcount/mcount_dynsel.o
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
 XRAY_SRCS := $(wildcard xray-rt/*.c)
@@ -231,6 +231,8 @@ UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
 UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
 UNIT_EXTRA_test_mcount_argspec := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_argspec.o
+UNIT_EXTRA_test_mcount_dynsel := $(B)/host/libmcount/mcount_filter.o \
+	$(B)/host/libmcount/mcount_dynsel.o
 .SECONDEXPANSION:
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

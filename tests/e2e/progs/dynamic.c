@@ -1,0 +1,68 @@
+/*
+ * dynamic.c - dynamic patching (-P/-U, tests/e2e/run DynamicCases): built with patchable
+ * nops only (-fpatchable-function-entry, -pg -mnop-mcount), so that nothing is recorded but
+ * what the patterns select. Threads run patched functions (started after the patching, which
+ * is done at start-up); with DY_LIB it calls into libdynamic_lib.so (patched with @MODULE);
+ * "exec": re-executes itself with an environment of its own (the -P/-U variables must reach
+ * the new image as the other FLIGHTREC_* ones do).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+E2E_SINK_DEFINE;
+
+#ifdef DY_LIB
+int dy_lib_a(int x);
+#endif
+
+FN int dy_leaf(int x)
+{
+	e2e_sink += x;
+	return x + 1;
+}
+
+FN int dy_mid(int x)
+{
+	return dy_leaf(x) * 2;
+}
+
+FN int dy_top(int x)
+{
+	return dy_mid(x) + dy_leaf(x);
+}
+
+FN void *dy_thread(void *arg)
+{
+	e2e_sink += dy_top((int)(long)arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long sum = 0;
+
+	for (int i = 0; i < 3; i++)
+		sum += dy_top(i);
+	/* one after the other: the replay's order does not depend on the scheduler */
+	for (int i = 0; i < 2; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, dy_thread, (void *)(long)i) == 0)
+			pthread_join(t, NULL);
+	}
+#ifdef DY_LIB
+	sum += dy_lib_a(4);
+#endif
+	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		char *args[] = {argv[0], "child", NULL}, *env[] = {"DY=1", NULL};
+
+		fflush(stdout);
+		execve("/proc/self/exe", args, env);
+		return 1;
+	}
+	printf("dynamic: %ld\n", sum);
+	return 0;
+}
