@@ -161,6 +161,9 @@ CFLAGS_mcount_plt := -mgeneral-regs-only
 # register, and no loop turned into a memcpy/memset call (libc's use them)
 CFLAGS_mcount_args := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
 CFLAGS_mcount_wrap := -fno-builtin
+# prologue relocation for -P: libcapstone's header when configure found it (the library is
+# loaded at run time, only when a function needs it)
+CFLAGS_mcount_dynreloc := $(if $(filter on,$(HAVE_CAPSTONE)),-DMC_HAVE_CAPSTONE)
 $(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)

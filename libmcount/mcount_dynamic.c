@@ -3,8 +3,8 @@
  * arch/x86_64/mcount-dynamic.c for the rules, none of its code).
  *
  * When: once, from libmcount's constructor, after the session has started (mcount_main.c),
- * over the modules loaded then (the executable and its shared libraries; a library
- * dlopen'ed later is not patched).
+ * over the modules loaded then (the executable and its shared libraries), and for a library
+ * dlopen'ed later, by libmcount's dlopen (mcount_wrap.c) once it is loaded.
  *
  * What: for every function the patterns select (mcount_dynsel.h) in a module they name, its
  * 5-byte patch site (mcount_dynsel.h: the entry nops of -fpatchable-function-entry or of
@@ -34,6 +34,7 @@
 #include "libmcount/internal.h"
 #include "libmcount/mcount_dynamic.h"
 #include "libmcount/mcount_dynsel.h"
+#include "libmcount/mcount_dynreloc.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
@@ -168,26 +169,30 @@ static const uintptr_t *dyn_sites_in(const struct dyn_sites *s, uintptr_t lo, ui
 	return a < s->n && s->a[a] < hi ? &s->a[a] : NULL;
 }
 
-/* ---- the stub page: `jmp *0(%rip)` to __fentry__ at 0, to mcount at 16 ---- */
+/* ---- the code arenas near a module: at 0 `jmp *0(%rip)` to __fentry__, at 16 to mcount (the
+ * nop sites' calls), then the thunks of relocated functions ---- */
 
-#define DYN_REACH ((uintptr_t)0x7fff0000) /* rel32, with room for the module's own size */
+#define DYN_REACH  ((uintptr_t)0x7fff0000) /* rel32, with room for the module's own size */
+#define DYN_ARENA  ((size_t)64 << 10)
+#define DYN_ARENAS 64
+#define DYN_THUNK  128 /* bytes per relocated function */
 
-static int dyn_reaches(uintptr_t stub, uintptr_t lo, uintptr_t hi)
+static int dyn_reaches(uintptr_t p, uintptr_t lo, uintptr_t hi)
 {
-	uintptr_t far_lo = stub > lo ? stub - lo : lo - stub;
-	uintptr_t far_hi = stub > hi ? stub - hi : hi - stub;
+	uintptr_t far_lo = p > lo ? p - lo : lo - p;
+	uintptr_t far_hi = p > hi ? p - hi : hi - p;
 
 	return far_lo < DYN_REACH && far_hi < DYN_REACH;
 }
 
-static uint8_t *dyn_stub_near(uintptr_t lo, uintptr_t hi)
+/* LEN bytes mapped read-write within rel32 reach of [lo, hi), NULL if none */
+static uint8_t *dyn_map_near(uintptr_t lo, uintptr_t hi, size_t len)
 {
-	const uintptr_t step = (uintptr_t)16 << 20, page = 4096;
-	uint8_t *p = NULL;
+	const uintptr_t step = (uintptr_t)16 << 20;
 
 	/* above the module first (the heap is often just above a non-PIE executable: its
 	 * brk area is left alone by MAP_FIXED_NOREPLACE), then below it */
-	for (int dir = 0; dir < 2 && !p; dir++) {
+	for (int dir = 0; dir < 2; dir++) {
 		for (uintptr_t i = 0; i < 120; i++) {
 			uintptr_t hint = dir == 0 ? ((hi + 0xffff) & ~(uintptr_t)0xffff) + i * step
 						  : (lo & ~(uintptr_t)0xffff) - (i + 1) * step;
@@ -195,33 +200,96 @@ static uint8_t *dyn_stub_near(uintptr_t lo, uintptr_t hi)
 
 			if ((dir == 1 && hint > lo) || !dyn_reaches(hint, lo, hi))
 				break;
-			q = mmap((void *)hint, page, PROT_READ | PROT_WRITE,
+			q = mmap((void *)hint, len, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (q == MAP_FAILED)
 				continue;
-			if (!dyn_reaches((uintptr_t)q, lo, hi)) {
+			if (!dyn_reaches((uintptr_t)q, lo, hi) ||
+			    !dyn_reaches((uintptr_t)q + len, lo, hi)) {
 				/* a kernel that ignores MAP_FIXED_NOREPLACE placed it elsewhere */
-				munmap(q, page);
+				munmap(q, len);
 				continue;
 			}
-			p = q;
-			break;
+			return q;
 		}
 	}
-	if (!p)
-		return NULL;
-	for (int k = 0; k < 2; k++) {
-		uintptr_t to = k == 0 ? (uintptr_t)__fentry__ : (uintptr_t)mcount;
-		static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
+	return NULL;
+}
 
-		memcpy(p + 16 * k, jmp, sizeof(jmp));
-		memcpy(p + 16 * k + 6, &to, sizeof(to));
+/* `jmp *0(%rip)` to TO at P: 14 bytes */
+static void dyn_put_jmp(uint8_t *p, uintptr_t to)
+{
+	static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
+
+	memcpy(p, jmp, sizeof(jmp));
+	memcpy(p + 6, &to, sizeof(to));
+}
+
+struct dyn_arena {
+	uintptr_t lo, hi; /* the module */
+	uint8_t *base[DYN_ARENAS];
+	size_t n, used; /* arenas mapped; bytes used of the last */
+};
+
+/* N bytes of the current arena (a new one when it is full), NULL if none can be mapped */
+static uint8_t *dyn_arena_alloc(struct dyn_arena *a, size_t n)
+{
+	uint8_t *p;
+
+	if (!a->n || a->used + n > DYN_ARENA) {
+		if (a->n == DYN_ARENAS || !(p = dyn_map_near(a->lo, a->hi, DYN_ARENA)))
+			return NULL;
+		dyn_put_jmp(p, (uintptr_t)__fentry__);
+		dyn_put_jmp(p + 16, (uintptr_t)mcount);
+		a->base[a->n++] = p;
+		a->used = 32;
 	}
-	if (mprotect(p, page, PROT_READ | PROT_EXEC) < 0) {
-		munmap(p, page);
-		return NULL;
-	}
+	p = a->base[a->n - 1] + a->used;
+	a->used += n;
 	return p;
+}
+
+/* where a nop site's call goes: the current arena's stub for the hook */
+static uintptr_t dyn_arena_stub(struct dyn_arena *a, enum mc_dyn_target to)
+{
+	if (!a->n && !dyn_arena_alloc(a, 0))
+		return 0;
+	return (uintptr_t)a->base[a->n - 1] + (to == MC_DYN_MCOUNT ? 16 : 0);
+}
+
+/* the arenas become code: read and execute only */
+static void dyn_arena_seal(struct dyn_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		(void)mprotect(a->base[i], DYN_ARENA, PROT_READ | PROT_EXEC);
+}
+
+/* The thunk of a relocated function at T (DYN_THUNK bytes): %r11 = its copy, on to
+ * mc_dyn_entry (mcount_dynamic_tramp.S), then the copy of the replaced instructions and a
+ * jump back after them. 0, or -1 with the reason. */
+void mc_dyn_entry(void);
+static int dyn_thunk(uint8_t *t, uintptr_t fn, size_t size, uintptr_t entry, size_t *len,
+		     const char **why)
+{
+	struct mc_reloc r;
+	uintptr_t copy = (uintptr_t)t + 32;
+
+	if (mc_reloc_prologue(fn, size, entry, copy, &r, why) < 0)
+		return -1;
+	if (32 + r.code_len + 14 > DYN_THUNK) {
+		*why = "its first instructions are too long";
+		return -1;
+	}
+	t[0] = 0x49; /* movabs $copy, %r11 */
+	t[1] = 0xbb;
+	memcpy(t + 2, &copy, sizeof(copy));
+	dyn_put_jmp(t + 10, (uintptr_t)mc_dyn_entry);
+	memset(t + 24, 0xcc, 8);
+	memcpy(t + 32, r.code, r.code_len);
+	if (!r.ends)
+		dyn_put_jmp(t + 32 + r.code_len, entry + r.len);
+	*len = r.len;
+	return 0;
 }
 
 /* ---- the writes ---- */
@@ -264,6 +332,7 @@ static int dyn_segs_cb(struct dl_phdr_info *info, size_t size, void *arg)
 struct dyn_patch {
 	uintptr_t site;
 	uintptr_t to;
+	size_t len; /* bytes replaced: the call, then 0x90 up to len (a relocated prologue) */
 };
 
 /* Write every call (no other thread exists: mc_dyn_patch); -1 with errno when the module's
@@ -279,7 +348,7 @@ static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, siz
 		struct dyn_seg *g = &ms.seg[s];
 		size_t first = done;
 
-		while (done < n && pt[done].site >= g->lo && pt[done].site + 5 <= g->hi)
+		while (done < n && pt[done].site >= g->lo && pt[done].site + pt[done].len <= g->hi)
 			done++;
 		if (done == first)
 			continue;
@@ -296,7 +365,9 @@ static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, siz
 			c[2] = (uint8_t)(rel >> 8);
 			c[3] = (uint8_t)(rel >> 16);
 			c[4] = (uint8_t)(rel >> 24);
-			c[0] = 0xe8; /* call rel32 */
+			for (size_t k = 5; k < pt[i].len; k++)
+				c[k] = 0x90; /* never run: the call does not return here */
+			c[0] = 0xe8;	     /* call rel32 */
 		}
 		__builtin___clear_cache((char *)g->lo, (char *)g->hi);
 		(void)mprotect((void *)g->lo, g->hi - g->lo, g->prot);
@@ -328,16 +399,70 @@ static int dyn_is_csu(const char *name)
 	       !strcmp(name, "__libc_csu_fini");
 }
 
+/* Does the file import one of the hooks (a -pg or -finstrument-functions build)? */
+static int dyn_imports_hooks(const struct rec_elf_map *em)
+{
+	static const char *const hooks[] = {"mcount", "_mcount", "__fentry__",
+					    "__cyg_profile_func_enter"};
+	const struct rec_elf_tab *tabs[2] = {&em->dynsym, &em->symtab};
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < tabs[k]->nsyms; i++) {
+			if (tabs[k]->syms[i].st_shndx != SHN_UNDEF)
+				continue;
+			for (size_t h = 0; h < sizeof(hooks) / sizeof(hooks[0]); h++)
+				if (!strcmp(rec_elf_tab_name(tabs[k], i), hooks[h]))
+					return 1;
+		}
+	return 0;
+}
+
+/* A module our own code calls while patching or recording: its prologues are not relocated. */
+static int dyn_runtime_module(const char *base)
+{
+	static const char *const names[] = {"libc.so",	  "libc-",  "ld-linux",	   "ld-",
+					    "libpthread", "libdl.", "libcapstone", "libelf",
+					    "libz.",	  "libm.",  "libgcc_s"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(base, names[i], strlen(names[i])))
+			return 1;
+	return 0;
+}
+
+/*
+ * How the module's functions are patched (uftrace's module types): where it has patch sites
+ * (__patchable_function_entries, __mcount_loc, or nops at some function's entry) only those;
+ * a -pg or -finstrument-functions build is hooked already (nothing); any other by relocating
+ * the prologue (mcount_dynreloc.h).
+ */
+enum dyn_mode { DYN_NOPS, DYN_HOOKED, DYN_RELOC };
+
+static enum dyn_mode dyn_module_mode(const struct rec_module *m, const struct rec_elf_map *em,
+				     const struct dyn_sites *pfe, const struct dyn_sites *mloc)
+{
+	size_t off;
+
+	if (pfe->present || mloc->present)
+		return DYN_NOPS;
+	for (size_t i = 0; i < m->nsyms; i++)
+		if (m->syms[i].size >= 6 && mc_dyn_entry_site((const uint8_t *)m->syms[i].addr,
+							      m->syms[i].size, &off) != MC_DYN_NONE)
+			return DYN_NOPS;
+	return dyn_imports_hooks(em) ? DYN_HOOKED : DYN_RELOC;
+}
+
 static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_demangle_fn demangle,
 			     struct dyn_stats *st)
 {
 	struct rec_elf_map em;
 	struct dyn_sites pfe, mloc;
+	struct dyn_arena arena = {.lo = m->lo, .hi = m->hi};
 	struct dyn_patch *pt = NULL;
 	size_t npt = 0, cap = 0, sel0 = st->selected;
-	uint8_t *stub = NULL;
 	char *dbuf = NULL, simple[1024];
 	size_t dlen = 0;
+	enum dyn_mode mode;
 
 	if (rec_elf_map_open(m->path, &em) < 0) {
 		rec_debug("libmcount: -P: %s: cannot read the file", m->path);
@@ -345,11 +470,12 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 	}
 	dyn_sites_load(&em, m, "__patchable_function_entries", &pfe);
 	dyn_sites_load(&em, m, "__mcount_loc", &mloc);
+	mode = dyn_module_mode(m, &em, &pfe, &mloc);
 	rec_elf_map_close(&em);
 
 	for (size_t i = 0; i < m->nsyms;) {
 		const struct rec_sym *sym = &m->syms[i];
-		uintptr_t fn = sym->addr;
+		uintptr_t fn = sym->addr, to_addr = 0;
 		const char *name = rec_symtab_name(m, sym), *why = NULL;
 		int sel = 0;
 		size_t j;
@@ -378,7 +504,7 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 		st->selected++;
 
 		enum mc_dyn_target to = MC_DYN_NONE;
-		size_t size = sym->size, off = 0;
+		size_t size = sym->size, off = 0, len = 5;
 		const uintptr_t *s;
 
 		if (size < 6) {
@@ -386,6 +512,22 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 			why = size ? "smaller than 6 bytes" : "its symbol has no size";
 		} else if (mc_fconf.min_size && size < mc_fconf.min_size) {
 			why = "smaller than -Z (FLIGHTREC_MIN_SIZE)";
+		} else if (mode == DYN_HOOKED) {
+			why = "its module calls the hooks already (-pg, -finstrument-functions)";
+		} else if (mode == DYN_RELOC && dyn_runtime_module(base)) {
+			why = "the recording runtime calls into its module (libc, the loader, "
+			      "libcapstone): only patchable nops are patched there";
+		} else if (mode == DYN_RELOC) {
+			uint8_t *t = dyn_arena_alloc(&arena, DYN_THUNK);
+			static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+			off = !memcmp((const void *)fn, endbr64, 4) ? 4 : 0;
+			if (!t)
+				why = "no page for its thunk within 2 GiB of the module";
+			else if (dyn_thunk(t, fn, size, fn + off, &len, &why) == 0)
+				to_addr = (uintptr_t)t;
+			else
+				arena.used -= DYN_THUNK; /* the last one: given back */
 		} else if (mloc.present && (s = dyn_sites_in(&mloc, fn, fn + size)) != NULL) {
 			off = *s - fn;
 			to = mc_dyn_mcount_site((const uint8_t *)fn, size, off, &why);
@@ -398,12 +540,12 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 			to = MC_DYN_NONE;
 			why = "not listed in __patchable_function_entries";
 		}
-		if (to != MC_DYN_NONE && !stub) {
-			stub = dyn_stub_near(m->lo, m->hi);
-			if (!stub)
+		if (to != MC_DYN_NONE) {
+			to_addr = dyn_arena_stub(&arena, to);
+			if (!to_addr)
 				why = "no page for the call's stub within 2 GiB of the module";
 		}
-		if (to == MC_DYN_NONE || !stub) {
+		if (!to_addr) {
 			dyn_skip(m, name, why);
 			continue;
 		}
@@ -416,12 +558,10 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 			pt = g;
 			cap = cap ? 2 * cap : 256;
 		}
-		pt[npt++] = (struct dyn_patch){
-			.site = fn + off,
-			.to = (uintptr_t)stub + (to == MC_DYN_MCOUNT ? 16 : 0),
-		};
+		pt[npt++] = (struct dyn_patch){.site = fn + off, .to = to_addr, .len = len};
 	}
 	free(dbuf);
+	dyn_arena_seal(&arena);
 	if (npt && dyn_write(m, pt, npt) < 0) {
 		rec_debug("libmcount: -P: %s: %zu functions not patched: its code cannot be made "
 			  "writable: %s",
@@ -430,8 +570,8 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 	}
 	st->patched += npt;
 	if (st->selected > sel0)
-		rec_debug("libmcount: -P: %s: %zu of %zu selected functions patched", base, npt,
-			  st->selected - sel0);
+		rec_debug("libmcount: -P: %s: %zu of %zu selected functions patched%s", base, npt,
+			  st->selected - sel0, mode == DYN_RELOC ? " (prologues relocated)" : "");
 	if (pfe.a)
 		rec_mem_free(pfe.a);
 	if (mloc.a)
@@ -440,19 +580,21 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 		rec_mem_free(pt);
 }
 
-/* threads of this process, -1 if /proc cannot tell */
+/* threads of this process that may run its code (not our flusher, which runs only ours), -1
+ * if /proc cannot tell */
 static int dyn_threads(void)
 {
 	char buf[1024];
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
-	long got;
+	long got, flusher = __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
 
 	if (fd < 0)
 		return -1;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (long o = 0; o < got;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + o);
-			n += d->d_name[0] != '.';
+			n += d->d_name[0] != '.' &&
+			     (!flusher || strtol(d->d_name, NULL, 10) != flusher);
 			o += d->d_reclen;
 		}
 	}
@@ -500,9 +642,96 @@ void mc_dyn_patch(void)
 	}
 	if (!st.patched)
 		rec_warn("libmcount: FLIGHTREC_PATCH: nothing patched: %s",
-			 st.selected
-				 ? "no selected function has a patch site (build with "
-				   "-fpatchable-function-entry=5, or -pg -mfentry -mnop-mcount; "
-				   "FLIGHTREC_DEBUG=1 says why for each)"
-				 : "no function matches the patterns");
+			 st.selected ? "no selected function can be patched (FLIGHTREC_DEBUG=1 "
+				       "says why for each)"
+				     : "no function matches the patterns");
+}
+
+struct dyn_range {
+	uintptr_t bias, lo, hi;
+};
+
+static int dyn_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct dyn_range *r = arg;
+
+	(void)size;
+	if (info->dlpi_addr != r->bias)
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!r->lo || lo < r->lo)
+			r->lo = lo;
+		if (lo + ph->p_memsz > r->hi)
+			r->hi = lo + ph->p_memsz;
+	}
+	return 1;
+}
+
+/* A dlopen'ed module the symbol table does not hold: its symbols read for the patching only */
+static void dyn_patch_unlisted(uintptr_t bias, const char *name, const char *base)
+{
+	static struct rec_module m; /* a 512-byte path: not on the stack */
+	struct dyn_range r = {.bias = bias};
+	struct dyn_stats st = {0};
+	char path[512];
+	int threads;
+
+	dl_iterate_phdr(dyn_range_cb, &r);
+	memset(&m, 0, sizeof(m));
+	m.bias = bias;
+	m.lo = r.lo;
+	m.hi = r.hi;
+	if (!r.hi || !realpath(name, path) || rec_symtab_read_module(&m, path) < 0) {
+		rec_debug("libmcount: -P: %s (dlopen) not patched: its file cannot be read", base);
+		return;
+	}
+	threads = dyn_threads();
+	if (threads != 1)
+		rec_warn("libmcount: FLIGHTREC_PATCH: %s not patched: %d threads run (patching is "
+			 "done only while no other thread runs)",
+			 base, threads);
+	else
+		dyn_patch_module(&m, base, (dyn_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
+				 &st);
+	rec_symtab_free_module(&m);
+}
+
+void mc_dyn_dlopen(uintptr_t bias, const char *name)
+{
+	struct dyn_stats st = {0};
+	const char *want = strrchr(name, '/');
+	int threads;
+
+	want = want ? want + 1 : name;
+	if (!mc_dyn_on || rec_symtab_load() < 0)
+		return;
+	/* newest first: a library dlclose'd may have left an entry at the same address */
+	for (size_t k = rec_symtab_nmodules(); k-- > 0;) {
+		const struct rec_module *m = rec_symtab_module_at(k);
+		const char *base = strrchr(m->path, '/');
+
+		base = base ? base + 1 : m->path;
+		if (m->bias != bias || strcmp(base, want))
+			continue;
+		if (!mc_dyn_names_module(&mc_dyn, base, 0))
+			return;
+		threads = dyn_threads();
+		if (threads != 1) {
+			rec_warn("libmcount: FLIGHTREC_PATCH: %s not patched: %d threads run "
+				 "(patching is done only while no other thread runs)",
+				 base, threads);
+			return;
+		}
+		dyn_patch_module(m, base, (dyn_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
+				 &st);
+		return;
+	}
+	/* not in the table: loaded where a library closed before was, which the table keeps */
+	if (mc_dyn_names_module(&mc_dyn, want, 0))
+		dyn_patch_unlisted(bias, name, want);
 }

@@ -8,6 +8,7 @@
 #define MCOUNT_DYNAMIC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -18,6 +19,9 @@ int mc_dyn_wanted(void);
 int mc_dyn_check(char *why, size_t len);
 /* Patch the selected functions of the modules loaded now (the session is active). */
 void mc_dyn_patch(void);
+/* The same for the module dlopen() just loaded at BIAS, file NAME (its link_map's l_addr and
+ * l_name). */
+void mc_dyn_dlopen(uintptr_t bias, const char *name);
 
 #pragma GCC visibility pop
 

@@ -2,10 +2,12 @@
  * dynamic.c - dynamic patching (-P/-U, tests/e2e/run DynamicCases): built with patchable
  * nops only (-fpatchable-function-entry, -pg -mnop-mcount), so that nothing is recorded but
  * what the patterns select. Threads run patched functions (started after the patching, which
- * is done at start-up); with DY_LIB it calls into libdynamic_lib.so (patched with @MODULE);
+ * is done at start-up); with DY_LIB it calls into libdynamic_lib.so (patched with @MODULE),
+ * with DY_DLOPEN it loads that library twice with dlopen (patched when it is loaded);
  * "exec": re-executes itself with an environment of its own (the -P/-U variables must reach
  * the new image as the other FLIGHTREC_* ones do).
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,27 @@ int main(int argc, char **argv)
 	}
 #ifdef DY_LIB
 	sum += dy_lib_a(4);
+#endif
+#ifdef DY_DLOPEN
+	/* twice: the second load may land where the first was. By its full path: a bare
+	 * name would be searched in the RUNPATH of the caller, and a preloaded dlopen wrapper
+	 * (uftrace's, ours) is that caller */
+	char lib[4096];
+	ssize_t n = readlink("/proc/self/exe", lib, sizeof(lib) - 32);
+	char *slash;
+
+	lib[n > 0 ? n : 0] = '\0';
+	slash = strrchr(lib, '/');
+	strcpy(slash ? slash + 1 : lib, "libdynamic_lib.so");
+	for (int i = 0; i < 2; i++) {
+		void *h = dlopen(lib, RTLD_NOW);
+		int (*fn)(int) = h ? (int (*)(int))dlsym(h, "dy_lib_a") : NULL;
+
+		if (fn)
+			sum += fn(i);
+		if (h)
+			dlclose(h);
+	}
 #endif
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		char *args[] = {argv[0], "child", NULL}, *env[] = {"DY=1", NULL};

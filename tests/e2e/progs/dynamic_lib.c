@@ -4,11 +4,12 @@
  */
 #include "e2e.h"
 
-extern volatile long e2e_sink;
+/* its own sink: a program that dlopens it exports none */
+static volatile long dy_lib_sink;
 
 FN int dy_lib_c(int x)
 {
-	e2e_sink += x;
+	dy_lib_sink += x;
 	return x * 3;
 }
 
