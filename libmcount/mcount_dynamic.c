@@ -585,9 +585,16 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 static int dyn_threads(void)
 {
 	char buf[1024];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
-	long got, flusher = __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
+	int fd, n = 0;
+	long got, flusher;
 
+	/* a flusher just started has not said its tid yet: a moment for it (1 s at most) */
+	for (int i = 0; i < 1000 && __atomic_load_n(&rec_sess.flusher_started, __ATOMIC_ACQUIRE) &&
+			!__atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+	flusher = __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
+	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {

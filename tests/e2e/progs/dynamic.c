@@ -43,22 +43,11 @@ FN void *dy_thread(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+#ifdef DY_DLOPEN
+FN long dy_dlopen(void)
 {
 	long sum = 0;
 
-	for (int i = 0; i < 3; i++)
-		sum += dy_top(i);
-	/* one after the other: the replay's order does not depend on the scheduler */
-	for (int i = 0; i < 2; i++) {
-		pthread_t t;
-		if (pthread_create(&t, NULL, dy_thread, (void *)(long)i) == 0)
-			pthread_join(t, NULL);
-	}
-#ifdef DY_LIB
-	sum += dy_lib_a(4);
-#endif
-#ifdef DY_DLOPEN
 	/* twice: the second load may land where the first was. By its full path: a bare
 	 * name would be searched in the RUNPATH of the caller, and a preloaded dlopen wrapper
 	 * (uftrace's, ours) is that caller */
@@ -78,6 +67,33 @@ int main(int argc, char **argv)
 		if (h)
 			dlclose(h);
 	}
+	return sum;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	long sum = 0;
+
+#ifdef DY_DLOPEN
+	/* "early": the first thing the program does (our flusher is just starting) */
+	if (argc > 1 && !strcmp(argv[1], "early"))
+		sum += dy_dlopen();
+#endif
+	for (int i = 0; i < 3; i++)
+		sum += dy_top(i);
+	/* one after the other: the replay's order does not depend on the scheduler */
+	for (int i = 0; i < 2; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, dy_thread, (void *)(long)i) == 0)
+			pthread_join(t, NULL);
+	}
+#ifdef DY_LIB
+	sum += dy_lib_a(4);
+#endif
+#ifdef DY_DLOPEN
+	if (argc < 2 || strcmp(argv[1], "early"))
+		sum += dy_dlopen();
 #endif
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		char *args[] = {argv[0], "child", NULL}, *env[] = {"DY=1", NULL};
