@@ -992,8 +992,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!forced) {
 		kind = found;
-		/* -P: a program with patchable nops imports no hook */
-		if (kind == HOOK_NONE && dyn_patch)
+		/* -P: a program with patchable nops imports no hook; XRay sleds are patched
+		 * into libmcount's hooks, written as uftrace.data (as uftrace -P does) */
+		if ((kind == HOOK_NONE || kind == HOOK_XRAY) && dyn_patch)
 			kind = HOOK_MCOUNT;
 		if (kind == HOOK_NONE) {
 			cli_err("%s: no instrumentation found (build it with -pg, -pg -mfentry, "

@@ -399,6 +399,51 @@ static int dyn_is_csu(const char *name)
 	       !strcmp(name, "__libc_csu_fini");
 }
 
+/*
+ * XRay's entry sleds (clang -fxray-instrument; uftrace's read_xray_map): the function entry
+ * `jmp .+11; nopw 0x200(%rax,%rax,1)`, listed in xray_instr_map (32-byte entries: address,
+ * function, kind (0: entry), always, version; version 2 addresses relative to their field).
+ * Read from memory, where the loader relocated the older versions' absolute ones. The call to
+ * __fentry__ over the sled's first 5 bytes records the entry and hijacks the return, as
+ * everywhere else: the exit sleds are not needed.
+ */
+static void dyn_xray_load(const struct rec_elf_map *em, const struct rec_module *m,
+			  struct dyn_sites *s)
+{
+	uint64_t addr, size;
+	const uint8_t *mem;
+	size_t n = 0;
+
+	*s = (struct dyn_sites){0};
+	if (dyn_section(em, "xray_instr_map", &addr, &size) < 0)
+		return;
+	s->present = 1;
+	if (size < 32 || !(s->a = rec_mem_grow(NULL, size / 32 * sizeof(uintptr_t))))
+		return;
+	mem = (const uint8_t *)(m->bias + (uintptr_t)addr);
+	for (size_t i = 0; i < size / 32; i++) {
+		const uint8_t *e = mem + 32 * i;
+		uint64_t a;
+
+		memcpy(&a, e, 8);
+		if (e[16] != 0) /* kind: entries only */
+			continue;
+		if (e[18] >= 2)
+			a += (uintptr_t)e;
+		s->a[n++] = (uintptr_t)a;
+	}
+	s->n = n;
+	rec_sort(s->a, s->n, sizeof(uintptr_t), dyn_addr_cmp);
+}
+
+static int dyn_is_xray_sled(const uint8_t *p)
+{
+	static const uint8_t sled[11] = {0xeb, 0x09, 0x66, 0x0f, 0x1f, 0x84,
+					 0x00, 0x00, 0x02, 0x00, 0x00};
+
+	return !memcmp(p, sled, sizeof(sled));
+}
+
 /* Does the file import one of the hooks (a -pg or -finstrument-functions build)? */
 static int dyn_imports_hooks(const struct rec_elf_map *em)
 {
@@ -436,13 +481,16 @@ static int dyn_runtime_module(const char *base)
  * a -pg or -finstrument-functions build is hooked already (nothing); any other by relocating
  * the prologue (mcount_dynreloc.h).
  */
-enum dyn_mode { DYN_NOPS, DYN_HOOKED, DYN_RELOC };
+enum dyn_mode { DYN_NOPS, DYN_HOOKED, DYN_RELOC, DYN_XRAY };
 
 static enum dyn_mode dyn_module_mode(const struct rec_module *m, const struct rec_elf_map *em,
-				     const struct dyn_sites *pfe, const struct dyn_sites *mloc)
+				     const struct dyn_sites *pfe, const struct dyn_sites *mloc,
+				     const struct dyn_sites *xray)
 {
 	size_t off;
 
+	if (xray->present)
+		return DYN_XRAY;
 	if (pfe->present || mloc->present)
 		return DYN_NOPS;
 	for (size_t i = 0; i < m->nsyms; i++)
@@ -456,7 +504,7 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 			     struct dyn_stats *st)
 {
 	struct rec_elf_map em;
-	struct dyn_sites pfe, mloc;
+	struct dyn_sites pfe, mloc, xray;
 	struct dyn_arena arena = {.lo = m->lo, .hi = m->hi};
 	struct dyn_patch *pt = NULL;
 	size_t npt = 0, cap = 0, sel0 = st->selected;
@@ -470,7 +518,8 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 	}
 	dyn_sites_load(&em, m, "__patchable_function_entries", &pfe);
 	dyn_sites_load(&em, m, "__mcount_loc", &mloc);
-	mode = dyn_module_mode(m, &em, &pfe, &mloc);
+	dyn_xray_load(&em, m, &xray);
+	mode = dyn_module_mode(m, &em, &pfe, &mloc, &xray);
 	rec_elf_map_close(&em);
 
 	for (size_t i = 0; i < m->nsyms;) {
@@ -512,6 +561,17 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 			why = size ? "smaller than 6 bytes" : "its symbol has no size";
 		} else if (mc_fconf.min_size && size < mc_fconf.min_size) {
 			why = "smaller than -Z (FLIGHTREC_MIN_SIZE)";
+		} else if (mode == DYN_XRAY) {
+			s = dyn_sites_in(&xray, fn, fn + size);
+			if (!s)
+				why = "no XRay entry sled (under -fxray-instruction-threshold?)";
+			else if (!dyn_is_xray_sled((const uint8_t *)*s))
+				why = "its XRay entry sled is not the expected 11 bytes (patched?)";
+			else {
+				off = *s - fn;
+				len = 11;
+				to = MC_DYN_FENTRY;
+			}
 		} else if (mode == DYN_HOOKED) {
 			why = "its module calls the hooks already (-pg, -finstrument-functions)";
 		} else if (mode == DYN_RELOC && dyn_runtime_module(base)) {
@@ -576,6 +636,8 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 		rec_mem_free(pfe.a);
 	if (mloc.a)
 		rec_mem_free(mloc.a);
+	if (xray.a)
+		rec_mem_free(xray.a);
 	if (pt)
 		rec_mem_free(pt);
 }
