@@ -264,8 +264,8 @@ static void dyn_arena_seal(struct dyn_arena *a)
 		(void)mprotect(a->base[i], DYN_ARENA, PROT_READ | PROT_EXEC);
 }
 
-/* The thunk of a relocated function at T (DYN_THUNK bytes): %r11 = its copy, on to
- * mc_dyn_entry (mcount_dynamic_tramp.S), then the copy of the replaced instructions and a
+/* The thunk of a relocated function at T (DYN_THUNK bytes): %r11 pushed and set to its
+ * copy, on to mc_dyn_entry (mcount_dynamic_tramp.S), then the copy of the replaced instructions and a
  * jump back after them. 0, or -1 with the reason. */
 void mc_dyn_entry(void);
 static int dyn_thunk(uint8_t *t, uintptr_t fn, size_t size, uintptr_t entry, size_t *len,
@@ -280,11 +280,13 @@ static int dyn_thunk(uint8_t *t, uintptr_t fn, size_t size, uintptr_t entry, siz
 		*why = "its first instructions are too long";
 		return -1;
 	}
-	t[0] = 0x49; /* movabs $copy, %r11 */
-	t[1] = 0xbb;
-	memcpy(t + 2, &copy, sizeof(copy));
-	dyn_put_jmp(t + 10, (uintptr_t)mc_dyn_entry);
-	memset(t + 24, 0xcc, 8);
+	t[0] = 0x41; /* push %r11 (the caller's: -fipa-ra code may keep a value there) */
+	t[1] = 0x53;
+	t[2] = 0x49; /* movabs $copy, %r11 */
+	t[3] = 0xbb;
+	memcpy(t + 4, &copy, sizeof(copy));
+	dyn_put_jmp(t + 12, (uintptr_t)mc_dyn_entry);
+	memset(t + 26, 0xcc, 6);
 	memcpy(t + 32, r.code, r.code_len);
 	if (!r.ends)
 		dyn_put_jmp(t + 32 + r.code_len, entry + r.len);

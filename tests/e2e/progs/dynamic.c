@@ -37,6 +37,22 @@ FN int dy_top(int x)
 	return dy_mid(x) + dy_leaf(x);
 }
 
+/* without FN's noipa: at -O2 gcc's -fipa-ra lets dy_ipa_loop keep its counters in registers
+ * the psABI says a call clobbers, since it knows dy_ipa_leaf does not touch them ("ipa") */
+__attribute__((noinline)) long dy_ipa_leaf(long x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) long dy_ipa_loop(long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += dy_ipa_leaf(i);
+	return s;
+}
+
 FN void *dy_thread(void *arg)
 {
 	e2e_sink += dy_top((int)(long)arg);
@@ -80,6 +96,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "early"))
 		sum += dy_dlopen();
 #endif
+	if (argc > 1 && !strcmp(argv[1], "ipa"))
+		sum += dy_ipa_loop(100);
 	for (int i = 0; i < 3; i++)
 		sum += dy_top(i);
 	/* one after the other: the replay's order does not depend on the scheduler */
