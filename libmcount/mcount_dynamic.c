@@ -265,8 +265,8 @@ static void dyn_arena_seal(struct dyn_arena *a)
 }
 
 /* The thunk of a relocated function at T (DYN_THUNK bytes): %r11 pushed and set to its
- * copy, on to mc_dyn_entry (mcount_dynamic_tramp.S), then the copy of the replaced instructions and a
- * jump back after them. 0, or -1 with the reason. */
+ * copy, on to mc_dyn_entry (mcount_dynamic_tramp.S), then the copy of the replaced
+ * instructions and a jump back after them. 0, or -1 with the reason. */
 void mc_dyn_entry(void);
 static int dyn_thunk(uint8_t *t, uintptr_t fn, size_t size, uintptr_t entry, size_t *len,
 		     const char **why)
