@@ -85,7 +85,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 MC_OBJS := $(MC_SRCS:%.c=$(B)/rt/%.o) $(MC_ASM:%.S=$(B)/rt/%.o) $(REC_WRAP_OBJ)
 # the CLI checks the record-time filters with the runtime's own parser
 CLI_OBJS := $(CLI_SRCS:%.c=$(B)/host/%.o) $(B)/host/libmcount/mcount_filter.o \
-	$(B)/host/libmcount/mcount_argspec.o
+	$(B)/host/libmcount/mcount_argspec.o $(B)/host/libmcount/mcount_dynsel.o
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 
 XRAY_SRCS := $(wildcard xray-rt/*.c)
@@ -161,6 +161,9 @@ CFLAGS_mcount_plt := -mgeneral-regs-only
 # register, and no loop turned into a memcpy/memset call (libc's use them)
 CFLAGS_mcount_args := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
 CFLAGS_mcount_wrap := -fno-builtin
+# prologue relocation for -P: libcapstone's header when configure found it (the library is
+# loaded at run time, only when a function needs it)
+CFLAGS_mcount_dynreloc := $(if $(filter on,$(HAVE_CAPSTONE)),-DMC_HAVE_CAPSTONE)
 $(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
@@ -231,6 +234,8 @@ UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
 UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
 UNIT_EXTRA_test_mcount_argspec := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_argspec.o
+UNIT_EXTRA_test_mcount_dynsel := $(B)/host/libmcount/mcount_filter.o \
+	$(B)/host/libmcount/mcount_dynsel.o
 .SECONDEXPANSION:
 $(B)/tests/unit/%: $(B)/host/tests/unit/%.o $$(UNIT_EXTRA_$$*) $(FMT_HOST_DEPS) $(LIBRECORD_HOST)
 	$(call msg,LD,$@)

@@ -60,6 +60,7 @@
 #include "cli/salvage.h"
 #include "libmcount/mcount_filter.h"
 #include "libmcount/mcount_argspec.h"
+#include "libmcount/mcount_dynsel.h"
 #include "librecord/rec_salvage.h"
 
 static const char usage[] =
@@ -120,6 +121,15 @@ static const char usage[] =
 	"  --nest-libcall  also the calls the libraries make through their own PLTs, but those\n"
 	"                  of libc, libm, libgcc_s, libpthread, libdl (FLIGHTREC_NEST_LIBCALL=1)\n"
 	"  --no-pltbind    do not let the dynamic loader bind PLT slots (LD_BIND_NOT=1)\n"
+	"Dynamic patching (mcount hook), as `uftrace record -P/-U`: programs and libraries built\n"
+	"with -fpatchable-function-entry=5 or -pg [-mfentry] -mnop-mcount have nops where a\n"
+	"call would be; the selected functions get the call at start-up, the others keep the\n"
+	"nops and cost nothing (FLIGHTREC_PATCH, uftrace's \"a;!b\" string; FLIGHTREC_DEBUG=1\n"
+	"names each selected function that cannot be patched, and why):\n"
+	"  -P, --patch=FUNC    patch the matching functions (regex or glob as --match; \".\"\n"
+	"                  for all; FUNC@MODULE for a library whose file name starts with MODULE)\n"
+	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
+	"                  one decides; only -U: everything else in the program)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
@@ -282,6 +292,52 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
 	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
 	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0)) {
+		cli_err("setenv:");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- -P/-U (libmcount/mcount_dynamic.c): their own block ---- */
+
+/* uftrace's UFTRACE_PATCH: -P and -U ('!') patterns, ';'-joined in command-line order */
+static char *dyn_patch;
+
+static int dyn_option(int c, const char *arg)
+{
+	char *s;
+
+	if (*arg == '\0')
+		return cli_usage_error(usage, "record: empty %s pattern",
+				       c == 'P' ? "--patch" : "--unpatch");
+	if (asprintf(&s, "%s%s%s%s", dyn_patch ? dyn_patch : "", dyn_patch ? ";" : "",
+		     c == 'U' ? "!" : "", arg) < 0) {
+		cli_err("out of memory");
+		return CLI_USAGE;
+	}
+	free(dyn_patch);
+	dyn_patch = s;
+	return 0;
+}
+
+/* the patterns checked as the runtime will take them */
+static int dyn_check(const char *match)
+{
+	static struct mc_dyn_spec spec; /* large: not on the stack */
+	char err[400];
+
+	if (!dyn_patch)
+		return 0;
+	if (mc_dyn_parse(&spec, dyn_patch, NULL, match && !strcmp(match, "glob"), err,
+			 sizeof(err)) < 0)
+		return cli_usage_error(usage, "record: --patch/--unpatch: %s", err);
+	return 0;
+}
+
+/* FLIGHTREC_PATCH for the runtime */
+static int dyn_setenv(void)
+{
+	if (dyn_patch && setenv("FLIGHTREC_PATCH", dyn_patch, 1) < 0) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -820,7 +876,7 @@ static void write_default_opts(int ringfd, const struct record_fmt *f)
 static int unknown_option(const char *arg, int shopt)
 {
 	static const char *const names[] = {
-		"no-args", "P", "patch", "U", "unpatch", "v", "debug",
+		"no-args", "v", "debug",
 		"verbose", "debug-domain", "force", "b", "buffer",
 		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
@@ -875,6 +931,8 @@ int cmd_record(int argc, char **argv)
 		{ "disable", no_argument, NULL, OPT_DISABLE },
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "patch", required_argument, NULL, 'P' },
+		{ "unpatch", required_argument, NULL, 'U' },
 		/* uftrace's --time, not an abbreviation of --time-filter */
 		{ "time", no_argument, NULL, OPT_UFTRACE_ONLY },
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
@@ -900,7 +958,8 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -946,6 +1005,11 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'D':
 			fmt.depth = optarg;
+			break;
+		case 'P':
+		case 'U':
+			if (dyn_option(c, optarg) != 0)
+				return CLI_USAGE;
 			break;
 		case 't':
 			fmt.time = optarg;
@@ -1024,6 +1088,8 @@ int cmd_record(int argc, char **argv)
 	if (split_trigger_args(&fmt) < 0)
 		return CLI_USAGE;
 	c = check_filters(&fmt);
+	if (c == 0)
+		c = dyn_check(fmt.match);
 	if (c != 0)
 		return c;
 	if (!dir) {
@@ -1051,6 +1117,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!forced) {
 		kind = found;
+		/* -P: a program with patchable nops imports no hook; XRay sleds are patched
+		 * into libmcount's hooks, written as uftrace.data (as uftrace -P does) */
+		if ((kind == HOOK_NONE || kind == HOOK_XRAY) && dyn_patch)
+			kind = HOOK_MCOUNT;
 		if (kind == HOOK_NONE) {
 			cli_err("%s: no instrumentation found (build it with -pg, -pg -mfentry, "
 				"-finstrument-functions, -fxray-instrument or -fsanitize=thread; or "
@@ -1058,6 +1128,11 @@ int cmd_record(int argc, char **argv)
 				prog);
 			return CLI_USAGE;
 		}
+	}
+	if (dyn_patch && kind != HOOK_MCOUNT) {
+		cli_err("%s: -P/-U patch functions for the mcount hook; the %s runtime does not "
+			"take them", prog, hook_runtime_name(kind));
+		return CLI_USAGE;
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
 	     fmt.retval || fmt.auto_args) && kind != HOOK_MCOUNT) {
@@ -1078,7 +1153,7 @@ int cmd_record(int argc, char **argv)
 	dirfd = recdir_prepare(dir);
 	if (dirfd < 0)
 		return CLI_USAGE;
-	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0)
+	if (setup_env(lib, dir) < 0 || setup_format_env(&fmt) < 0 || dyn_setenv() < 0)
 		return CLI_USAGE;
 	if (fmt.format ? !strcmp(fmt.format, "uftrace") : kind == HOOK_MCOUNT)
 		write_default_opts(dirfd, &fmt);

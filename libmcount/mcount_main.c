@@ -9,6 +9,7 @@
 #include "libmcount/mcount_filter.h"
 #include "libmcount/mcount_args.h"
 #include "libmcount/mcount_plt.h"
+#include "libmcount/mcount_dynamic.h"
 #include "formats/chrome/sink_chrome.h"
 #include "formats/tfile/sink_tfile.h"
 #include "formats/uftrace/sink_uftrace.h"
@@ -39,6 +40,9 @@ static void mc_configured(const struct rec_config *cfg)
 static int mc_check(char *why, size_t len)
 {
 	if (mc_filter_setup(why, len) < 0 || mc_args_setup(why, len) < 0)
+		return -1;
+	/* -P/-U: the patterns now, the patching once the session is active (mc_init) */
+	if (mc_dyn_check(why, len) < 0)
 		return -1;
 	if (mc_args_on && rec_sess.sink != &uftrace_sink) {
 		/* the other formats are decoded from 16-byte uftrace records: a payload after one
@@ -87,6 +91,7 @@ static const char *const mc_exec_env[] = {
 	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
 	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",
 	"FLIGHTREC_SIGNAL", "FLIGHTREC_MIN_SIZE", "FLIGHTREC_MAX_STACK", "FLIGHTREC_DISABLED",
+	"FLIGHTREC_PATCH", "FLIGHTREC_UNPATCH",
 	NULL
 };
 
@@ -126,6 +131,9 @@ static int mc_exe_uses_hooks(void)
 	const struct rec_elf_tab *tabs[2] = { &m.dynsym, &m.symtab };
 	int found = 0;
 
+	/* -P/-U: a program built with patchable nops imports no hook */
+	if (mc_dyn_wanted())
+		return 1;
 	if (rec_elf_map_open("/proc/self/exe", &m) < 0)
 		return 1; /* cannot tell: record */
 	for (int k = 0; k < 2 && !found; k++) {
@@ -147,6 +155,9 @@ __attribute__((constructor)) static void mc_init(void)
 {
 	if (mc_exe_uses_hooks())
 		rec_session_ensure();
+	/* -P/-U, in every format: the patched sites call the hooks as -pg/-mfentry code does */
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE)
+		mc_dyn_patch();
 	/* library calls: recorded for the uftrace format only (its .sym file names them) */
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
 	    rec_sess.sink == &uftrace_sink && !mc_tp_mode)

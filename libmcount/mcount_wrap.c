@@ -24,6 +24,7 @@
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
+#include "libmcount/mcount_dynamic.h"
 #include "librecord/rec_util.h"
 #include "formats/uftrace/sink_uftrace.h"
 
@@ -262,6 +263,7 @@ MC_EXPORT void *dlopen(const char *file, int mode)
 	if (rec_dl_adds() != before && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
 		int saved = errno;
 		uftrace_note_dlopen(lm->l_name, (uintptr_t)lm->l_addr);
+		mc_dyn_dlopen((uintptr_t)lm->l_addr, lm->l_name); /* -P/-U */
 		errno = saved;
 	}
 	return h;

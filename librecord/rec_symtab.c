@@ -86,6 +86,23 @@ out:
 	rec_elf_map_close(&em);
 }
 
+int rec_symtab_read_module(struct rec_module *m, const char *path)
+{
+	rec_module_read(m, path);
+	return m->path[0] ? 0 : -1;
+}
+
+void rec_symtab_free_module(struct rec_module *m)
+{
+	if (m->syms)
+		rec_mem_free(m->syms);
+	if (m->names)
+		rec_mem_free(m->names);
+	m->syms = NULL;
+	m->names = NULL;
+	m->nsyms = 0;
+}
+
 struct rec_scan {
 	int found_new;
 	unsigned long long adds;
@@ -135,6 +152,11 @@ static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	m->lo = lo;
 	m->hi = hi;
 	m->is_exe = is_exe;
+	/* a library dlopen'ed by a relative name ("./libfoo.so") has that name here: it is
+	 * relative to the current directory, as the loader took it (realpath with our own
+	 * buffer does not allocate) */
+	if (path[0] != '/' && realpath(path, exe))
+		path = exe;
 	if (path[0] == '/')
 		rec_module_read(m, path);
 	/* ids: one per distinct address, after the ids of the modules before */

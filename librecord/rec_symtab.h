@@ -61,6 +61,11 @@ size_t rec_symtab_lookup(const char *name, struct rec_sym **out, const struct re
 			 size_t max);
 /* The function with id `id`, NULL if none. */
 struct rec_sym *rec_symtab_by_id(uint32_t id, const struct rec_module **mod);
+/* Read PATH's function symbols into M, a module of the caller's that the table does not hold
+ * (bias, lo and hi set by the caller; for one loaded where another was, which the table
+ * keeps). 0, or -1 when the file cannot be read. rec_symtab_free_module gives it back. */
+int rec_symtab_read_module(struct rec_module *m, const char *path);
+void rec_symtab_free_module(struct rec_module *m);
 /* Forget everything (unit tests). */
 void rec_symtab_reset(void);
 
