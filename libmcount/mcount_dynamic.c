@@ -644,20 +644,14 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 		rec_mem_free(pt);
 }
 
-/* threads of this process that may run its code (not our flusher, which runs only ours), -1
- * if /proc cannot tell */
+/* threads of this process that may run its code (not our flusher, keeper and helper, which
+ * run only ours), -1 if /proc cannot tell */
 static int dyn_threads(void)
 {
 	char buf[1024];
 	int fd, n = 0;
-	long got, flusher;
+	long got;
 
-	/* a flusher just started has not said its tid yet: a moment for it (1 s at most) */
-	for (int i = 0; i < 1000 && __atomic_load_n(&rec_sess.flusher_started, __ATOMIC_ACQUIRE) &&
-			!__atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
-	     i++)
-		usleep(1000);
-	flusher = __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE);
 	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -665,7 +659,7 @@ static int dyn_threads(void)
 		for (long o = 0; o < got;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + o);
 			n += d->d_name[0] != '.' &&
-			     (!flusher || strtol(d->d_name, NULL, 10) != flusher);
+			     !rec_own_thread((pid_t)strtol(d->d_name, NULL, 10));
 			o += d->d_reclen;
 		}
 	}

@@ -344,6 +344,7 @@ static void *rec_keeper_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	rec_self = REC_THREAD_OFF;
+	__atomic_store_n(&rec_sess.keeper_tid, rec_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&rec_sess.keeper_go, __ATOMIC_ACQUIRE))
 		rec_futex(&rec_sess.keeper_go, FUTEX_WAIT_PRIVATE, 0, NULL);
 	if (__atomic_load_n(&rec_sess.keeper_go, __ATOMIC_ACQUIRE) != 1)
@@ -393,6 +394,23 @@ void rec_flusher_ensure(void)
 		pthread_attr_destroy(&attr);
 	}
 	pthread_mutex_unlock(&rec_sess.lock);
+}
+
+/* the tid a started thread of ours says once it runs (0 if it never started) */
+static pid_t rec_own_tid(const int *started, const pid_t *tid)
+{
+	for (int i = 0; i < 1000 && __atomic_load_n(started, __ATOMIC_ACQUIRE) &&
+			!__atomic_load_n(tid, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+	return __atomic_load_n(tid, __ATOMIC_ACQUIRE);
+}
+
+int rec_own_thread(pid_t tid)
+{
+	return tid == rec_own_tid(&rec_sess.flusher_started, &rec_sess.flusher_tid) ||
+	       tid == rec_own_tid(&rec_sess.keeper_started, &rec_sess.keeper_tid) ||
+	       tid == rec_own_tid(&rec_sess.helper_started, &rec_sess.helper_tid);
 }
 
 void rec_flusher_stop(void)

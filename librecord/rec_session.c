@@ -141,6 +141,7 @@ static void rec_atfork_child(void)
 	rec_sess.ppid = ppid;
 	rec_sess.flusher_started = 0;
 	rec_sess.keeper_started = 0; /* neither thread was copied into the child */
+	rec_sess.keeper_tid = 0;
 	rec_sess.flusher_tid = 0;
 	rec_sess.quit = 0;
 	rec_sess.wake = 0;

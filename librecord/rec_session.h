@@ -127,6 +127,7 @@ struct rec_session {
 	 * threads all gone: it then calls exit(0) as glibc would, flushing the program's stdio
 	 * into the program's descriptors, which the table it keeps alive still holds */
 	int keeper_started;
+	pid_t keeper_tid;
 	uint32_t keeper_go;
 	uint32_t wake;                     /* futex word: bumped to wake the flusher */
 	/* the helper: a thread of ours with a descriptor table of its own (as the flusher's)
@@ -209,6 +210,9 @@ void rec_flusher_wake(void);
 void rec_flusher_ensure(void);
 /* Stop and join the flusher (finish). */
 void rec_flusher_stop(void);
+/* Is TID one of the runtime's own threads (flusher, keeper, helper), which run only our code?
+ * One started but not yet running is waited for (1 s at most) until it has said its tid. */
+int rec_own_thread(pid_t tid);
 /* A signal some process sent (the interrupted code can go on), not a fault or abort(). */
 static inline int rec_sig_is_async(int sig)
 {
