@@ -85,13 +85,15 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 }
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
- * records as this one does: --no-libcall, --nest-libcall, and the record-time filters and
- * triggers (uftrace's libmcount hands its UFTRACE_* variables on the same way) */
+ * records as this one does: --no-libcall, --nest-libcall, the record-time filters and
+ * triggers, -P/-U and -A/-R/-a (uftrace's libmcount hands its UFTRACE_* variables on the same
+ * way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
 static const char *const mc_exec_env[] = {
 	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
 	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",
 	"FLIGHTREC_SIGNAL", "FLIGHTREC_MIN_SIZE", "FLIGHTREC_MAX_STACK", "FLIGHTREC_DISABLED",
-	"FLIGHTREC_PATCH", "FLIGHTREC_UNPATCH",
+	"FLIGHTREC_PATCH", "FLIGHTREC_UNPATCH", "FLIGHTREC_ARGUMENT", "FLIGHTREC_RETVAL",
+	"FLIGHTREC_AUTO_ARGS",
 	NULL
 };
 

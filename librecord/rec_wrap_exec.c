@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #define REC_WRAP_EXPORT __attribute__((visibility("default")))
-#define REC_WRAP_ENV_MAX 16 /* front-end variables carried through exec (rec_frontend) */
+#define REC_WRAP_ENV_MAX 24 /* front-end variables carried through exec (rec_frontend) */
 
 extern char **environ;
 
@@ -65,10 +65,14 @@ static void rec_wrap_save(char *dst, size_t size, const char *name)
 __attribute__((constructor(101))) static void rec_wrap_save_env(void)
 {
 	const char *const *names = rec_frontend_self->exec_env;
+	int i;
 
 	rec_wrap_save(rec_wrap_preload, sizeof(rec_wrap_preload), "LD_PRELOAD");
-	for (int i = 0; names && names[i] && i < REC_WRAP_ENV_MAX; i++)
+	for (i = 0; names && names[i] && i < REC_WRAP_ENV_MAX; i++)
 		rec_wrap_save(rec_wrap_fe_env[i], sizeof(rec_wrap_fe_env[i]), names[i]);
+	if (names && i == REC_WRAP_ENV_MAX && names[i]) /* a front end grew past the room */
+		rec_warn("%s: more than %d variables to carry through exec: %s and after are not",
+			 rec_frontend_self->name, REC_WRAP_ENV_MAX, names[i]);
 }
 
 static void *rec_wrap_real(void **slot, const char *name)
