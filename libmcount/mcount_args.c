@@ -177,16 +177,13 @@ static int mc_args_resolve(void)
 {
 	/* C++ names are matched demangled, as the filters match them (mcount_filter.c
 	 * mc_resolve: libstdc++'s demangler when the program has loaded it, set-up only) */
-	char *(*demangle)(const char *, char *, size_t *, int *) =
-		(char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT,
-									 "__cxa_demangle");
-	char *dbuf = NULL, simple[1024];
-	size_t dlen = 0;
+	struct mc_namer namer;
 	uint8_t taken[MC_ARGRULES_MAX] = { 0 }; /* the rule's module was found already */
 	uint8_t ok[MC_ARGRULES_MAX];
 
 	if (rec_symtab_load() < 0)
 		return -1;
+	mc_namer_init(&namer);
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
 		int any = mc_aset.auto_all, plt = 0; /* -a: every module's functions */
@@ -200,39 +197,22 @@ static int mc_args_resolve(void)
 			any |= ok[i];
 			plt |= mc_rule_plt(i);
 		}
-		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0)
+		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
+			mc_namer_fini(&namer);
 			return -1;
+		}
 		if (!any)
 			continue;
 		for (size_t i = 0; i < m->nsyms; i++) {
-			const struct rec_sym *sym = &m->syms[i];
-			uintptr_t hi = sym->addr + sym->size;
+			const char *name = mc_namer_name(&namer, rec_symtab_name(m, &m->syms[i]));
 
-			if (!sym->size) {
-				size_t j = i + 1;
-				while (j < m->nsyms && m->syms[j].addr == sym->addr)
-					j++;
-				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
-			}
-			const char *name = rec_symtab_name(m, sym);
-
-			if (demangle && name[0] == '_' && name[1] == 'Z') {
-				int status = -1;
-				char *d = demangle(name, dbuf, &dlen, &status);
-
-				if (d && status == 0) {
-					dbuf = d;
-					mc_demangle_simple(d, simple, sizeof(simple));
-					name = simple;
-				}
-			}
-			if (mc_args_add(m->path, name, ok, sym->addr, hi) < 0) {
-				free(dbuf);
+			if (mc_args_add(m->path, name, ok, m->syms[i].addr, mc_sym_end(m, i)) < 0) {
+				mc_namer_fini(&namer);
 				return -1;
 			}
 		}
 	}
-	free(dbuf);
+	mc_namer_fini(&namer);
 	mc_ftable_finish(&mc_atable);
 	return 0;
 }

@@ -382,8 +382,6 @@ static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, siz
 
 /* ---- one module ---- */
 
-typedef char *(*dyn_demangle_fn)(const char *, char *, size_t *, int *);
-
 struct dyn_stats {
 	size_t selected, patched;
 };
@@ -502,16 +500,14 @@ static enum dyn_mode dyn_module_mode(const struct rec_module *m, const struct re
 	return dyn_imports_hooks(em) ? DYN_HOOKED : DYN_RELOC;
 }
 
-static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_demangle_fn demangle,
-			     struct dyn_stats *st)
+static void dyn_patch_module(const struct rec_module *m, const char *base,
+			     struct mc_namer *namer, struct dyn_stats *st)
 {
 	struct rec_elf_map em;
 	struct dyn_sites pfe, mloc, xray;
 	struct dyn_arena arena = {.lo = m->lo, .hi = m->hi};
 	struct dyn_patch *pt = NULL;
 	size_t npt = 0, cap = 0, sel0 = st->selected;
-	char *dbuf = NULL, simple[1024];
-	size_t dlen = 0;
 	enum dyn_mode mode;
 
 	if (rec_elf_map_open(m->path, &em) < 0) {
@@ -533,17 +529,8 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 
 		/* the aliases at one address: patched if one of them is selected */
 		for (j = i; j < m->nsyms && m->syms[j].addr == fn; j++) {
-			const char *n = rec_symtab_name(m, &m->syms[j]);
+			const char *n = mc_namer_name(namer, rec_symtab_name(m, &m->syms[j]));
 
-			if (demangle && n[0] == '_' && n[1] == 'Z') {
-				int status = -1;
-				char *d = demangle(n, dbuf, &dlen, &status);
-				if (d && status == 0) {
-					dbuf = d;
-					mc_demangle_simple(d, simple, sizeof(simple));
-					n = simple;
-				}
-			}
 			if (!sel && mc_dyn_selected(&mc_dyn, base, m->is_exe, n)) {
 				sel = 1;
 				name = rec_symtab_name(m, &m->syms[j]);
@@ -622,7 +609,6 @@ static void dyn_patch_module(const struct rec_module *m, const char *base, dyn_d
 		}
 		pt[npt++] = (struct dyn_patch){.site = fn + off, .to = to_addr, .len = len};
 	}
-	free(dbuf);
 	dyn_arena_seal(&arena);
 	if (npt && dyn_write(m, pt, npt) < 0) {
 		rec_debug("libmcount: -P: %s: %zu functions not patched: its code cannot be made "
@@ -667,9 +653,19 @@ static int dyn_threads(void)
 	return got < 0 ? -1 : n;
 }
 
+/* one module, its C++ names matched as the filters match them (mcount_filter.h mc_namer) */
+static void dyn_patch_one(const struct rec_module *m, const char *base, struct dyn_stats *st)
+{
+	struct mc_namer namer;
+
+	mc_namer_init(&namer);
+	dyn_patch_module(m, base, &namer, st);
+	mc_namer_fini(&namer);
+}
+
 void mc_dyn_patch(void)
 {
-	dyn_demangle_fn demangle;
+	struct mc_namer namer;
 	struct dyn_stats st = {0};
 	const struct rec_module *self;
 	int threads;
@@ -693,8 +689,8 @@ void mc_dyn_patch(void)
 			 "patched");
 		return;
 	}
-	/* C++ names are matched as the filters match them (mcount_filter.c) */
-	demangle = (dyn_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	/* C++ names are matched as the filters match them (mcount_filter.h mc_namer) */
+	mc_namer_init(&namer);
 	self = rec_symtab_module((uintptr_t)mc_dyn_patch);
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
@@ -703,8 +699,9 @@ void mc_dyn_patch(void)
 		base = base ? base + 1 : m->path;
 		if (m == self || !m->path[0] || !mc_dyn_names_module(&mc_dyn, base, m->is_exe))
 			continue;
-		dyn_patch_module(m, base, demangle, &st);
+		dyn_patch_module(m, base, &namer, &st);
 	}
+	mc_namer_fini(&namer);
 	if (!st.patched)
 		rec_warn("libmcount: FLIGHTREC_PATCH: nothing patched: %s",
 			 st.selected ? "no selected function can be patched (FLIGHTREC_DEBUG=1 "
@@ -761,8 +758,7 @@ static void dyn_patch_unlisted(uintptr_t bias, const char *name, const char *bas
 			 "done only while no other thread runs)",
 			 base, threads);
 	else
-		dyn_patch_module(&m, base, (dyn_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
-				 &st);
+		dyn_patch_one(&m, base, &st);
 	rec_symtab_free_module(&m);
 }
 
@@ -792,8 +788,7 @@ void mc_dyn_dlopen(uintptr_t bias, const char *name)
 				 base, threads);
 			return;
 		}
-		dyn_patch_module(m, base, (dyn_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
-				 &st);
+		dyn_patch_one(m, base, &st);
 		return;
 	}
 	/* not in the table: loaded where a library closed before was, which the table keeps */

@@ -1053,6 +1053,48 @@ int mc_demangle_simple(const char *full, char *out, size_t len)
 
 typedef char *(*mc_cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
+void mc_namer_init(struct mc_namer *n)
+{
+	n->demangle = (mc_cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	n->dbuf = NULL;
+	n->dlen = 0;
+	n->simple[0] = '\0';
+}
+
+const char *mc_namer_name(struct mc_namer *n, const char *name)
+{
+	int status = -1;
+	char *d;
+
+	if (!n->demangle || name[0] != '_' || name[1] != 'Z')
+		return name;
+	d = n->demangle(name, n->dbuf, &n->dlen, &status);
+	if (!d || status != 0)
+		return name;
+	n->dbuf = d;
+	mc_demangle_simple(d, n->simple, sizeof(n->simple));
+	return n->simple;
+}
+
+void mc_namer_fini(struct mc_namer *n)
+{
+	free(n->dbuf);
+	n->dbuf = NULL;
+	n->dlen = 0;
+}
+
+uintptr_t mc_sym_end(const struct rec_module *m, size_t i)
+{
+	const struct rec_sym *sym = &m->syms[i];
+	size_t j = i + 1;
+
+	if (sym->size)
+		return sym->addr + sym->size;
+	while (j < m->nsyms && m->syms[j].addr == sym->addr)
+		j++;
+	return j < m->nsyms ? m->syms[j].addr : m->hi;
+}
+
 /*
  * The program's PLT entries, by the names uftrace gives them ('P' lines of the .sym file): the
  * library calls libmcount records (mcount_plt.c) are entered at those addresses, and uftrace
@@ -1089,9 +1131,7 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 {
 	/* C++ names are matched demangled, as uftrace's "simple" demangler gives them: the
 	 * demangler of the libstdc++ a C++ program has loaded (set-up only; it mallocs) */
-	mc_cxa_demangle_fn demangle = (mc_cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	char *dbuf = NULL, simple[1024];
-	size_t dlen = 0;
+	struct mc_namer namer;
 
 	if (rec_symtab_load() < 0)
 		return -1;
@@ -1109,39 +1149,22 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 			}
 		}
 	}
+	mc_namer_init(&namer);
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
 
 		for (size_t i = 0; i < m->nsyms; i++) {
 			const struct rec_sym *sym = &m->syms[i];
-			uintptr_t hi = sym->addr + sym->size;
+			const char *name = mc_namer_name(&namer, rec_symtab_name(m, sym));
 
-			if (!sym->size) {
-				/* to the next function (past the aliases), or the module's end */
-				size_t j = i + 1;
-				while (j < m->nsyms && m->syms[j].addr == sym->addr)
-					j++;
-				hi = j < m->nsyms ? m->syms[j].addr : m->hi;
-			}
-			const char *name = rec_symtab_name(m, sym);
-
-			if (demangle && name[0] == '_' && name[1] == 'Z') {
-				int status = -1;
-				char *d = demangle(name, dbuf, &dlen, &status);
-				if (d && status == 0) {
-					dbuf = d;
-					mc_demangle_simple(d, simple, sizeof(simple));
-					name = simple;
-				}
-			}
-			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, hi, sym->size,
-					      all) < 0) {
-				free(dbuf);
+			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, mc_sym_end(m, i),
+					      sym->size, all) < 0) {
+				mc_namer_fini(&namer);
 				return -1;
 			}
 		}
 	}
-	free(dbuf);
+	mc_namer_fini(&namer);
 	if (mc_resolve_plt(t, s, all) < 0)
 		return -1;
 	mc_ftable_finish(t);

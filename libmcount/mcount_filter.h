@@ -188,6 +188,27 @@ static inline uint32_t mc_ftable_lookup(const struct mc_ftable *t, uintptr_t add
  * "ns::A::operator<"). Into OUT (LEN bytes, cut if longer). 0, or -1 if LEN is 0. */
 int mc_demangle_simple(const char *full, char *out, size_t len);
 
+/*
+ * The names the patterns see (-F/-N/-T/-C, -A/-R, -P/-U), as uftrace matches them: a C++ name
+ * demangled by the __cxa_demangle of the libstdc++ the program has loaded, then shown as
+ * mc_demangle_simple shows it; any other name as it is. Set-up only (the demangler mallocs).
+ */
+struct mc_namer {
+	char *(*demangle)(const char *, char *, size_t *, int *); /* NULL: no libstdc++ */
+	char *dbuf;	  /* the demangler's buffer, reused from name to name */
+	size_t dlen;
+	char simple[1024];
+};
+void mc_namer_init(struct mc_namer *n);
+/* NAME as the patterns see it: NAME itself, or n->simple (until the next call) */
+const char *mc_namer_name(struct mc_namer *n, const char *name);
+void mc_namer_fini(struct mc_namer *n);
+
+struct rec_module;
+/* where the function of M's symbol I ends: its size, or for a symbol without one the next
+ * function's start (past I's aliases) or the module's end */
+uintptr_t mc_sym_end(const struct rec_module *m, size_t i);
+
 /* "10us" (ns us ms s, with decimals; no unit: ns, as uftrace's parse_time) in ns: 0, or -1 */
 int mc_parse_time(const char *s, uint64_t *ns);
 
