@@ -576,7 +576,7 @@ void ovni_thread_init(pid_t tid)
 	if (!ot->meta)
 		ovni_die("ovni_thread_init", "out of memory");
 	/* the requirement is in the metadata before the stream exists: the stream's creation
-	 * writes the metadata file before the side file that sends salvage to it */
+	 * writes the metadata file, the one salvage finishes */
 	ovni_require("ovni_thread_init", t, "ovni", OVNI_MODEL_VERSION);
 	if (ovni_sink_create_stream(t) < 0) {
 		ovni_thread_init_off((int)tid); /* warned; t is closed with the session */

@@ -18,6 +18,10 @@
  *      a temporary name and renamed;
  *   4. stream and metadata move to their final place (from OVNI_TMPDIR), and the side file
  *      goes.
+ * A ring with no event whose stream holds at most the header (killed in ovni_thread_init,
+ * which writes the side file before any file it names) has its stream, metadata (if written
+ * yet) and v3 directories removed instead: nothing was recorded, and a stream that never
+ * ends, or an unfinished metadata file, is refused by ovniemu.
  * The side file is checked first: the live files must be below the directory being salvaged
  * and the final ones at the same loom/proc/thread place in an existing directory, so a
  * forged side file cannot make salvage write elsewhere (os_side_check).
@@ -263,6 +267,21 @@ static int os_finish_meta(struct rec_salvage_ctx *ctx, const struct os_side *sd)
 	return 0;
 }
 
+/* The temporary file ovni-rt writes a thread's metadata to before the rename (sink_ovni.c:
+ * ".stream.json.tmp" beside stream.json, ".thread.T.json.tmp" beside thread.T.json), left by
+ * a kill between the two: the process is dead, nobody finishes it. In the trace it would keep
+ * the thread's directory from going with an empty stream; in OVNI_TMPDIR, the directory from
+ * going once the files moved. */
+static void os_unlink_meta_tmp(const char *metadata)
+{
+	char tmp[PATH_MAX];
+	const char *base = strrchr(metadata, '/');
+
+	if (base && snprintf(tmp, sizeof(tmp), "%.*s/.%s.tmp", (int)(base - metadata), metadata,
+			     base + 1) < (int)sizeof(tmp))
+		unlink(tmp);
+}
+
 static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ring *r,
 			     struct os_side *sdp)
 {
@@ -293,6 +312,7 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 		return -1;
 	}
 	*sdp = sd; /* its loom CPUs, for the process's metadata.json (v2) */
+	os_unlink_meta_tmp(sd.metadata);
 	if (access(sd.stream, F_OK) < 0 && strcmp(sd.stream, sd.final_stream) &&
 	    access(sd.final_stream, F_OK) == 0) {
 		/* an earlier salvage moved them already */
@@ -362,20 +382,22 @@ static int os_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_rin
 	}
 	r->events += events;
 	if (events == 0 && state == OVNI_SE_UNKNOWN && (size_t)pos <= 8) {
-		/* killed in ovni_thread_init, between the stream's creation and the thread's first
-		 * event (the program thread waits for the runtime's helper there): a header that
-		 * never ends is no stream to ovniemu, and nothing was recorded or lost. Removed
-		 * with its metadata, as the runtime drops a stream whose every event was lost. */
+		/* killed in ovni_thread_init, between the side file (written before anything it
+		 * names) and the thread's first event (the program thread waits for the runtime's
+		 * helper there): a header that never ends is no stream to ovniemu, and nothing was
+		 * recorded or lost. Removed with its metadata (if it was written yet) and, v3, the
+		 * thread's directories, as the runtime drops a stream whose every event was
+		 * lost. */
 		close(fd);
 		unlink(sd.stream);
 		unlink(sd.metadata);
-		if (sd.layout == 3) {
+		for (int i = 0; sd.layout == 3 && i < 2; i++) {
 			char dir[PATH_MAX], *slash;
-			snprintf(dir, sizeof(dir), "%s", sd.stream);
+			snprintf(dir, sizeof(dir), "%s", i ? sd.final_stream : sd.stream);
 			slash = strrchr(dir, '/');
 			if (slash) {
 				*slash = '\0';
-				rmdir(dir);
+				rmdir(dir); /* the same one twice without OVNI_TMPDIR */
 			}
 		}
 		rec_salvage_log(ctx, "%s: no event (killed in ovni_thread_init): removed",

@@ -403,13 +403,24 @@ static int ovni_create_stream_fds(void *arg)
 		ovni_warn("ovni-rt: ovni_thread_init: stream path too long for thread %d", ot->tid);
 		return -1;
 	}
+	/* The side file first, before any file or directory it names: after a SIGKILL anywhere
+	 * below, salvage is sent to this thread's files and removes them (until
+	 * ovni_thread_init returns the thread has emitted nothing: salvage removes a stream
+	 * with no event, its metadata, which may not exist yet, and its directories). The
+	 * other way round, a kill between the metadata and the side file left an empty stream
+	 * and a metadata file that nothing finished ('missing ovni.finished' to ovniemu 1.14,
+	 * e2e-salvage ovni/v3/help/fork now and then). */
+	ovni_write_sidecar(t, &ps, &final);
 	if (ovni_proc.layout == OVNI_LAYOUT_V3) {
 		if ((mkdir(ps.dir, 0755) < 0 && errno != EEXIST) ||
 		    (ovni_proc.move_to_final && mkdir(final.dir, 0755) < 0 && errno != EEXIST)) {
+			char name[64];
 			ovni_warn(
 				"ovni-rt: ovni_thread_init: cannot create the directory of thread "
 				"%d, it records nothing:",
 				ot->tid);
+			ovni_sidecar_name(name, sizeof(name), t);
+			unlinkat(rec_sess.ringdirfd, name, 0);
 			return -1;
 		}
 	}
@@ -418,16 +429,16 @@ static int ovni_create_stream_fds(void *arg)
 	fd = rec_openat_kept(AT_FDCWD, ps.obs, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 			     0644);
 	if (fd < 0) {
+		char name[64];
 		ovni_warn("ovni-rt: ovni_thread_init: cannot create %s, thread %d records nothing:",
 			  ps.obs, ot->tid);
+		ovni_sidecar_name(name, sizeof(name), t);
+		unlinkat(rec_sess.ringdirfd, name, 0);
 		return -1;
 	}
-	/* the initial metadata on disk now, as libovni, to detect broken streams; and before
-	 * the side file: salvage, sent to the stream by it, finishes that metadata (a SIGKILL
-	 * between the two left a side file naming a metadata file that did not exist) */
+	/* the initial metadata on disk now, as libovni, to detect broken streams */
 	if (ovni_sink_write_thread_meta(t) < 0)
 		ovni_warn("ovni-rt: cannot write the metadata of thread %d:", ot->tid);
-	ovni_write_sidecar(t, &ps, &final);
 	/* the stream header (magic "ovni", version 1 little-endian) written now, as libovni
 	 * writes it at ovni_thread_init, with room for the stream's ending: the stream starts
 	 * with it whatever the disk holds later (in the first chunk, it was lost with that
