@@ -3,7 +3,7 @@
  * and reports its progress through a side channel, so a test can tell which events it had
  * committed before the kill.
  *
- *   killme SIDE NTHREADS [fork] [spin=N] [segv=MS | abort=MS | exit_group=MS]
+ *   killme SIDE NTHREADS [fork [stall]] [spin=N] [segv=MS | abort=MS | exit_group=MS]
  *
  * SIDE is a file this program maps shared: a header {slots used} then one slot per thread
  * {pid, tid, calls}. Each thread takes a slot, then loops: work(i) (instrumented, in work.c),
@@ -12,8 +12,10 @@
  * that many calls of work for the thread, and at most one more (the one in flight).
  * Threads come and go: every worker but the first ends after CHURN calls and a new one takes
  * a new slot (up to MAX_SLOTS), so threads die while the flusher runs. With "fork" the
- * process forks once early and both processes run workers. spin=N sets the length of each
- * call (work.c; small values make the flusher write all the time).
+ * process forks once early and both processes run workers; with "stall" too, the child's
+ * workers take their slots and then wait to be killed without a call of work (a process
+ * killed before its first tracepoint hit: its trace has no frame). spin=N sets the length
+ * of each call (work.c; small values make the flusher write all the time).
  *
  * The other words make the program end itself MS milliseconds after start in a way the
  * runtime cannot finish the trace in (so salvage has to): segv, a fault whose handler (the
@@ -42,6 +44,7 @@ int work(int i);
 int leaf_spin = 30000;
 
 static struct side *side;
+static int stalled; /* "fork stall" in the child: no call of work at all */
 
 static struct slot *take_slot(void)
 {
@@ -57,6 +60,8 @@ static struct slot *take_slot(void)
 static void run(struct slot *s, long limit)
 {
 	volatile int sink = 0;
+	while (stalled)
+		pause();
 	for (long i = 0; limit < 0 || i < limit; i++) {
 		sink += work((int)i);
 		__atomic_store_n(&s->calls, (uint64_t)i + 1, __ATOMIC_RELEASE);
@@ -131,8 +136,9 @@ int main(int argc, char **argv)
 		return 2;
 	n = atoi(argv[2]);
 	for (int i = 3; i < argc; i++)
-		if (!strcmp(argv[i], "fork"))
-			fork(); /* both processes go on alike */
+		if (!strcmp(argv[i], "fork") && fork() == 0) /* both processes go on alike */
+			for (int j = 3; j < argc; j++)
+				stalled |= !strcmp(argv[j], "stall"); /* ... but with "stall" */
 	for (int i = 3; i < argc; i++)
 		if (!strncmp(argv[i], "spin=", 5))
 			leaf_spin = atoi(argv[i] + 5);
