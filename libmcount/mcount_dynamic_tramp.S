@@ -19,6 +19,8 @@
  * hijacked again after an exception or a stack walk, it is mcount_return's (which keeps only
  * the return value registers).
  */
+#include "libmcount/mcount_save_asm.h"
+
 	.text
 	.globl mc_dyn_entry
 	.hidden mc_dyn_entry
@@ -40,16 +42,7 @@ mc_dyn_entry:
 	mov %rsp, %rbp
 	.cfi_def_cfa_register %rbp
 	push %r11
-	and $-16, %rsp
-	sub $64, %rsp			/* mcount_trampoline.S's SAVE_ARGS layout */
-	mov %rdi, 56(%rsp)
-	mov %rsi, 48(%rsp)
-	mov %rdx, 40(%rsp)
-	mov %rcx, 32(%rsp)
-	mov %r8, 24(%rsp)
-	mov %r9, 16(%rsp)
-	mov %rax, 8(%rsp)
-	mov %r10, 0(%rsp)
+	SAVE_ARGS			/* the -pg trampolines' layout (mcount_save_asm.h) */
 	lea 24(%rbp), %rdi		/* parent_loc */
 	mov 16(%rbp), %rsi		/* child_ip: the patched entry + 5 */
 	mov %rsp, %rdx			/* the saved registers (arguments, -A) */
@@ -60,14 +53,7 @@ mc_dyn_entry:
 	lea mc_dyn_return(%rip), %rax
 	mov %rax, 24(%rbp)
 1:
-	mov 0(%rsp), %r10
-	mov 8(%rsp), %rax
-	mov 16(%rsp), %r9
-	mov 24(%rsp), %r8
-	mov 32(%rsp), %rcx
-	mov 40(%rsp), %rdx
-	mov 48(%rsp), %rsi
-	mov 56(%rsp), %rdi
+	RESTORE_ARGS
 	mov -8(%rbp), %r11
 	leave
 	.cfi_def_cfa %rsp, 16
