@@ -39,32 +39,39 @@ static void ma_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* strtol(.., 0)'s base at *s: 0x/0X hex (skipped), a leading 0 octal, else decimal */
+static int ma_base(const char **s, const char *end)
+{
+	if (end - *s > 2 && (*s)[0] == '0' && ((*s)[1] == 'x' || (*s)[1] == 'X')) {
+		*s += 2;
+		return 16;
+	}
+	return *s < end && **s == '0' ? 8 : 10;
+}
+
+/* the value of digit C in any base up to 16, or 99 */
+static int ma_digit(char c)
+{
+	return isdigit((unsigned char)c)  ? c - '0' :
+	       isxdigit((unsigned char)c) ? tolower((unsigned char)c) - 'a' + 10 :
+					    99;
+}
+
 /* a decimal (or 0x) number at *p, as strtol(.., 0) reads it; *p moves past it */
 static long ma_number(const char **p, const char *end)
 {
 	const char *s = *p;
 	long v = 0, sign = 1;
-	int base = 10;
+	int base, d;
 
 	if (s < end && (*s == '+' || *s == '-')) {
 		sign = *s == '-' ? -1 : 1;
 		s++;
 	}
-	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	} else if (s < end && *s == '0') {
-		base = 8;
-	}
-	for (; s < end; s++) {
-		int d = isdigit((unsigned char)*s) ? *s - '0' :
-			isxdigit((unsigned char)*s) ? (tolower((unsigned char)*s) - 'a' + 10) :
-						      99;
-		if (d >= base)
-			break;
+	base = ma_base(&s, end);
+	for (; s < end && (d = ma_digit(*s)) < base; s++)
 		if (v < 100000)
 			v = v * base + d;
-	}
 	*p = s;
 	return v * sign;
 }
@@ -75,20 +82,9 @@ static int32_t ma_index(const char **p, const char *end)
 {
 	const char *s = *p;
 	unsigned long long v = 0;
-	int base = 10;
+	int base = ma_base(&s, end), d;
 
-	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	} else if (s < end && *s == '0') {
-		base = 8;
-	}
-	for (; s < end; s++) {
-		int d = isdigit((unsigned char)*s) ? *s - '0' :
-			isxdigit((unsigned char)*s) ? (tolower((unsigned char)*s) - 'a' + 10) :
-						      99;
-		if (d >= base)
-			break;
+	for (; s < end && (d = ma_digit(*s)) < base; s++) {
 		v = v * (unsigned)base + (unsigned)d;
 		if (v > (unsigned long long)LONG_MAX)
 			v = LONG_MAX; /* strtol's ERANGE */
