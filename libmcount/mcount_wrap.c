@@ -25,6 +25,7 @@
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
 #include "libmcount/mcount_dynamic.h"
+#include "librecord/rec_dlcaller.h"
 #include "librecord/rec_util.h"
 #include "formats/uftrace/sink_uftrace.h"
 
@@ -246,6 +247,25 @@ MC_EXPORT int backtrace(void **buf, int size)
 typedef void *(*mc_dlopen_fn)(const char *, int);
 static mc_dlopen_fn mc_real_dlopen;
 
+/* The program's return address in SLOT, the return-address slot of a wrapper: a call that came
+ * through the PLT hooker has mc_plt_return there, and the real one in the hooker's frame. */
+static const void *mc_caller_in(uintptr_t *slot)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+
+	if ((uintptr_t)t > REC_THREAD_SENTINEL_MAX) {
+		mt = mc_thread_of(t);
+		for (uint32_t i = mt->depth; i-- > 0;) {
+			const struct mc_frame *f = &mt->rstack[i];
+
+			if (f->kind != MC_FRAME_CYG && f->parent_loc == slot && !f->restored)
+				return (const void *)f->parent_ip;
+		}
+	}
+	return (const void *)*slot;
+}
+
 MC_EXPORT void *dlopen(const char *file, int mode)
 {
 	unsigned long long before;
@@ -256,7 +276,9 @@ MC_EXPORT void *dlopen(const char *file, int mode)
 	if (!mc_real_dlopen)
 		return NULL;
 	before = rec_dl_adds();
-	h = mc_real_dlopen(file, mode);
+	/* called as from the program: the loader searches its RUNPATH, expands its $ORIGIN */
+	h = rec_dlopen_as_caller(mc_real_dlopen, file, mode,
+				 mc_caller_in((uintptr_t *)__builtin_frame_address(0) + 1));
 	if (!h || !file)
 		return h;
 	/* a module already loaded adds nothing: uftrace writes no DLOP for it either */

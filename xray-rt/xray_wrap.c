@@ -17,6 +17,7 @@
  * interpose the program's calls the same way. The real functions come from dlsym(RTLD_NEXT).
  */
 #include "xray-rt/internal.h"
+#include "librecord/rec_dlcaller.h"
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
@@ -128,7 +129,8 @@ XR_EXPORT void *dlopen(const char *file, int mode)
 	if (!xr_real_dlopen)
 		return NULL;
 	before = rec_dl_adds();
-	h = xr_real_dlopen(file, mode);
+	/* called as from the program: the loader searches its RUNPATH, expands its $ORIGIN */
+	h = rec_dlopen_as_caller(xr_real_dlopen, file, mode, __builtin_return_address(0));
 	/* a module already loaded adds nothing (nor a DLOP line: uftrace writes none either) */
 	if (h && file && rec_dl_adds() != before) {
 		int saved = errno;
