@@ -24,10 +24,12 @@
  * either (-Wl,--gc-sections drops __patchable_function_entries) is taken by the nops at its
  * functions' entries, as uftrace does.
  *
- * Safety: the 5 bytes are written while no other thread exists (checked in /proc/self/task;
- * with other threads, nothing is patched and one warning says why): no thread can run a half
- * written call, and the thread writing is in libmcount's constructor, inside none of the
- * functions it patches. Each module's executable segments are made writable for the writes
+ * Safety: the bytes are written while no other thread of the program runs: either none exists
+ * (checked in /proc/self/task), or the others are stopped for the writes (mcount_dynstop.c:
+ * ptrace from a child process) and a site where one of them stopped inside is left out. No
+ * thread can run a half written call, and the thread writing (libmcount's constructor, or
+ * dlopen's caller) is inside none of the functions it patches. Threads that cannot be
+ * stopped (a debugger traces the process): nothing of the module is patched, one warning. Each module's executable segments are made writable for the writes
  * (keeping exec: the module may be one whose code we call meanwhile) and get their own
  * protections back after. libmcount's own module is never patched.
  */
@@ -35,6 +37,7 @@
 #include "libmcount/mcount_dynamic.h"
 #include "libmcount/mcount_dynsel.h"
 #include "libmcount/mcount_dynreloc.h"
+#include "libmcount/mcount_dynstop.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
@@ -44,10 +47,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -337,20 +342,84 @@ struct dyn_patch {
 	size_t len; /* bytes replaced: the call, then 0x90 up to len (a relocated prologue) */
 };
 
-/* Write every call (no other thread exists: mc_dyn_patch); -1 with errno when the module's
- * code cannot be made writable (then nothing of it was changed). */
-static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, size_t n)
+static int dyn_threads(void);
+
+/* A stopped thread's instruction pointer strictly inside a site: resumed there, it would run
+ * the middle of the new instruction. Inside one-byte nops (-fpatchable-function-entry) it is
+ * moved past them, which is what running them would have done; inside anything else (a
+ * relocated prologue) the site is left out (len 0). The number of sites left out. */
+static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, size_t n,
+			     struct mc_stop *stop)
+{
+	size_t spared = 0;
+
+	for (size_t k = 0; k < stop->n; k++) {
+		uintptr_t ip = stop->ip[k];
+
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *c = (const uint8_t *)pt[i].site;
+			size_t b = 0;
+
+			if (!pt[i].len || ip <= pt[i].site || ip >= pt[i].site + pt[i].len)
+				continue;
+			while (b < pt[i].len && c[b] == 0x90)
+				b++;
+			if (b == pt[i].len) {
+				stop->to[k] = pt[i].site + pt[i].len;
+				continue;
+			}
+			rec_debug("libmcount: -P: a function at %#lx (%s) not patched: a thread is "
+				  "stopped inside its patch site",
+				  (unsigned long)pt[i].site, m->path);
+			pt[i].len = 0;
+			spared++;
+		}
+	}
+	return spared;
+}
+
+/* Write every call; when other threads of the program run, they are stopped for the writes
+ * (mcount_dynstop.c) and a site one of them stopped inside is left out. The number of calls
+ * written, or -1 with errno (EBUSY: the threads could not be stopped, said in one warning;
+ * or the module's code cannot be made writable) when nothing of the module was changed. */
+static int dyn_write(const struct rec_module *m, struct dyn_patch *pt, size_t n)
 {
 	struct dyn_module_segs ms = {.bias = m->bias, .lo = m->lo, .hi = m->hi};
-	size_t done = 0;
-	int err = 0;
+	struct mc_stop stop = {0};
+	size_t done = 0, spared = 0;
+	struct timespec t0, t1;
+	int err = 0, threads;
 
+	/* before any stop: dl_iterate_phdr takes the loader's lock, which a stopped thread may
+	 * hold (an unwinder, a dlopen) */
 	dl_iterate_phdr(dyn_segs_cb, &ms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	threads = dyn_threads();
+	if (threads != 1) {
+		char why[160];
+
+		if (threads < 0) {
+			snprintf(why, sizeof(why), "/proc/self/task cannot be read");
+		} else if (mc_stop_others(&stop, why, sizeof(why)) == 0) {
+			spared = dyn_spare_busy(m, pt, n, &stop);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			rec_debug("libmcount: -P: %s: %zu threads stopped in %ld us for the writes",
+				  m->path, stop.n,
+				  (long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+					 (t1.tv_nsec - t0.tv_nsec) / 1000));
+			goto write;
+		}
+		rec_warn("libmcount: FLIGHTREC_PATCH: %s not patched: %d other threads run and %s",
+			 m->path, threads - 1, why);
+		errno = EBUSY;
+		return -1;
+	}
+write:
 	for (size_t s = 0; s < ms.n; s++) {
 		struct dyn_seg *g = &ms.seg[s];
 		size_t first = done;
 
-		while (done < n && pt[done].site >= g->lo && pt[done].site + pt[done].len <= g->hi)
+		while (done < n && pt[done].site >= g->lo && pt[done].site + 5 <= g->hi)
 			done++;
 		if (done == first)
 			continue;
@@ -363,6 +432,8 @@ static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, siz
 			volatile uint8_t *c = (volatile uint8_t *)pt[i].site;
 			int32_t rel = (int32_t)(pt[i].to - (pt[i].site + 5));
 
+			if (!pt[i].len)
+				continue; /* spared: a thread stopped inside */
 			c[1] = (uint8_t)rel;
 			c[2] = (uint8_t)(rel >> 8);
 			c[3] = (uint8_t)(rel >> 16);
@@ -374,10 +445,11 @@ static int dyn_write(const struct rec_module *m, const struct dyn_patch *pt, siz
 		__builtin___clear_cache((char *)g->lo, (char *)g->hi);
 		(void)mprotect((void *)g->lo, g->hi - g->lo, g->prot);
 	}
+	mc_stop_resume(&stop);
 	if (!err && done < n)
 		err = EFAULT; /* a site outside the module's executable segments (sorted: none) */
 	errno = err;
-	return err ? -1 : 0;
+	return err ? -1 : (int)(n - spared);
 }
 
 /* ---- one module ---- */
@@ -610,11 +682,14 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 		pt[npt++] = (struct dyn_patch){.site = fn + off, .to = to_addr, .len = len};
 	}
 	dyn_arena_seal(&arena);
-	if (npt && dyn_write(m, pt, npt) < 0) {
-		rec_debug("libmcount: -P: %s: %zu functions not patched: its code cannot be made "
-			  "writable: %s",
-			  m->path, npt, strerror(errno));
-		npt = 0;
+	if (npt) {
+		int w = dyn_write(m, pt, npt);
+
+		if (w < 0 && errno != EBUSY)
+			rec_debug("libmcount: -P: %s: %zu functions not patched: its code cannot "
+				  "be made writable: %s",
+				  m->path, npt, strerror(errno));
+		npt = w < 0 ? 0 : (size_t)w;
 	}
 	st->patched += npt;
 	if (st->selected > sel0)
@@ -668,22 +743,9 @@ void mc_dyn_patch(void)
 	struct mc_namer namer;
 	struct dyn_stats st = {0};
 	const struct rec_module *self;
-	int threads;
 
 	if (!mc_dyn_on)
 		return;
-	threads = dyn_threads();
-	if (threads != 1) {
-		if (threads < 0)
-			rec_warn("libmcount: FLIGHTREC_PATCH: /proc/self/task cannot be read: "
-				 "nothing patched (patching is done only while no other thread "
-				 "runs)");
-		else
-			rec_warn("libmcount: FLIGHTREC_PATCH: %d threads run already: nothing "
-				 "patched (patching is done only while no other thread runs)",
-				 threads);
-		return;
-	}
 	if (rec_symtab_load() < 0) {
 		rec_warn("libmcount: FLIGHTREC_PATCH: cannot read the program's symbols: nothing "
 			 "patched");
@@ -741,7 +803,6 @@ static void dyn_patch_unlisted(uintptr_t bias, const char *name, const char *bas
 	struct dyn_range r = {.bias = bias};
 	struct dyn_stats st = {0};
 	char path[512];
-	int threads;
 
 	dl_iterate_phdr(dyn_range_cb, &r);
 	memset(&m, 0, sizeof(m));
@@ -752,13 +813,7 @@ static void dyn_patch_unlisted(uintptr_t bias, const char *name, const char *bas
 		rec_debug("libmcount: -P: %s (dlopen) not patched: its file cannot be read", base);
 		return;
 	}
-	threads = dyn_threads();
-	if (threads != 1)
-		rec_warn("libmcount: FLIGHTREC_PATCH: %s not patched: %d threads run (patching is "
-			 "done only while no other thread runs)",
-			 base, threads);
-	else
-		dyn_patch_one(&m, base, &st);
+	dyn_patch_one(&m, base, &st);
 	rec_symtab_free_module(&m);
 }
 
@@ -766,7 +821,6 @@ void mc_dyn_dlopen(uintptr_t bias, const char *name)
 {
 	struct dyn_stats st = {0};
 	const char *want = strrchr(name, '/');
-	int threads;
 
 	want = want ? want + 1 : name;
 	if (!mc_dyn_on || rec_symtab_load() < 0)
@@ -781,13 +835,6 @@ void mc_dyn_dlopen(uintptr_t bias, const char *name)
 			continue;
 		if (!mc_dyn_names_module(&mc_dyn, base, 0))
 			return;
-		threads = dyn_threads();
-		if (threads != 1) {
-			rec_warn("libmcount: FLIGHTREC_PATCH: %s not patched: %d threads run "
-				 "(patching is done only while no other thread runs)",
-				 base, threads);
-			return;
-		}
 		dyn_patch_one(m, base, &st);
 		return;
 	}
