@@ -5,11 +5,12 @@
  * The bytes a thread emits go, in the stream's own encoding, into the thread's librecord
  * ring (rec_reserve/rec_commit). The ring runs librecord's help policy by default: the
  * flusher writes full chunks to the stream file in the background, and when it has not
- * written the next one yet, the producer writes its own, as libovni does with its buffer;
- * the time a thread spends so (or waiting) is marked by an OF[ / OF] pair after the event
- * that did not fit (libovni's order). Under the drain policy every switch is such a stall.
- * ovni_flush's own pair goes before the thread's next event, if any: libovni puts it at the
- * start of its emptied buffer, which ovni_thread_free drops unwritten.
+ * written the next one yet, the producer writes its own (under the drain policy, always).
+ * Those stalls are not marked in the stream: its OF[ / OF] pairs are libovni's, at the
+ * places where libovni 1.14 would write its full 2 MiB buffer (ovni_ob_add below), so that
+ * for the same calls the stream has libovni's events in libovni's order. ovni_flush's own
+ * pair goes before the thread's next event, if any: libovni puts it at the start of its
+ * emptied buffer, which ovni_thread_free drops unwritten.
  * The stream header is the first record of a thread's ring (not counted as an event).
  *
  * The ring is a byte stream: chunks reach the sink in order and are written back to back, so
@@ -17,8 +18,9 @@
  * stream at its last whole event).
  *
  * Hot path of ovni_ev_emit (one event): TLS load, one 16-bit test (busy guard + front-end
- * hold), a bounds test, a fixed 28-byte copy, the committed length (store-release), the
- * guard cleared. No lock, no atomic read-modify-write, no syscall, no allocation.
+ * hold), a bounds test, a fixed 28-byte copy, libovni's buffer count (an add and a compare),
+ * the committed length (store-release), the guard cleared. No lock, no atomic
+ * read-modify-write, no syscall, no allocation.
  */
 #include "ovni-rt/internal.h"
 #include "ovni-rt/ovni_clock.h"
@@ -221,23 +223,6 @@ static void ovni_put_marker(uint8_t *p, const char *mcv, uint64_t clock)
 	memcpy(p, &h, OVNI_HDR_SIZE);
 }
 
-/* Will taking the next chunk stall this thread? Under the drain policy it always does (the
- * thread writes the full chunk itself); under the help and block policies only when the
- * flusher has not written the next chunk out yet (the thread then writes it, or waits). */
-static int ovni_switch_stalls(struct rec_thread *t)
-{
-	const struct rec_chunk *c;
-
-	if (rec_sess.cfg.policy == REC_POLICY_DRAIN)
-		return 1;
-	if (!t->ring)
-		return 0;
-	c = (const struct rec_chunk *)(t->ring + REC_RING_HDR_SIZE +
-				       (size_t)t->next_idx * rec_sess.cfg.chunk_size);
-	/* acquire: pairs with the drainer's release of FREE (rec_ring.h) */
-	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != REC_CHUNK_FREE;
-}
-
 /* Hand the current chunk over and take the next one for n bytes (librecord's slow path:
  * the drain policy writes the full chunk here, the block policy waits for a free one). */
 static uint8_t *ovni_switch(struct rec_thread *t, size_t n)
@@ -248,40 +233,88 @@ static uint8_t *ovni_switch(struct rec_thread *t, size_t n)
 	return p;
 }
 
-/* Append a normal event of n bytes (busy is set by the caller). When the chunk is full and
- * taking the next one stalls the thread, an OF[ / OF] pair after the event marks the stall,
- * as libovni marks the writing of its full buffer. */
+/*
+ * libovni's buffer (libovni 1.14, ovni_ev_add): a thread's events go into a buffer of
+ * OVNI_MAX_EV_BUF bytes, written out when an event of n bytes does not fit, that is when
+ * len + n >= OVNI_MAX_EV_BUF (a buffer that would be exactly full is written too). The event
+ * then starts the emptied buffer, and an OF[ and an OF] (stamped around the write) follow it
+ * through the same rule: after a jumbo event of nearly 2 MiB the OF[ or the OF] does not fit
+ * either, and a second pair comes inside the first. ovni_flush writes the buffer and starts
+ * the emptied one with its own pair (24 bytes); ovni_thread_free writes nothing. The pairs
+ * count in the buffer like any event. ovni_thread.ob_len is the length libovni's buffer
+ * would have; the stream gets a pair wherever libovni's has one, stamped with
+ * ovni_marker_clock (nothing is written there: the pair lasts an instant).
+ */
+
+/* Count an event of n bytes into libovni's buffer; 1 if libovni writes the buffer out for
+ * it (a pair then follows the event). */
+static inline int ovni_ob_add(struct ovni_thread *ot, size_t n)
+{
+	if (ot->ob_len + n >= (uint64_t)OVNI_MAX_EV_BUF) {
+		ot->ob_len = n;
+		return 1;
+	}
+	ot->ob_len += n;
+	return 0;
+}
+
+static void ovni_ob_pair(struct rec_thread *t, struct ovni_thread *ot);
+
+/* Append one flush marker (busy set), counted into libovni's buffer as libovni adds it. */
+static void ovni_ob_marker(struct rec_thread *t, struct ovni_thread *ot, const char *mcv)
+{
+	int full = ovni_ob_add(ot, OVNI_HDR_SIZE);
+	/* stamped now: after a nested pair, the outer OF] comes after its events */
+	uint64_t clock = ovni_marker_clock(ot->last_clock);
+	uint8_t *p = t->pos;
+
+	if ((size_t)(t->end - p) >= OVNI_HDR_SIZE)
+		t->pos = p + OVNI_HDR_SIZE;
+	else if (!(p = ovni_switch(t, OVNI_HDR_SIZE)))
+		return; /* dropped and counted (the session is finishing) */
+	ovni_put_marker(p, mcv, clock);
+	ot->last_clock = clock;
+	rec_commit(t);
+	if (full)
+		ovni_ob_pair(t, ot); /* at most once more: the buffer is empty then */
+}
+
+/* The pair after an event for which libovni wrote its full buffer (busy set). */
+static void __attribute__((noinline, cold)) ovni_ob_pair(struct rec_thread *t,
+							 struct ovni_thread *ot)
+{
+	ot->flush_pairs++;
+	ovni_ob_marker(t, ot, "OF[");
+	ovni_ob_marker(t, ot, "OF]");
+}
+
+/* ovni_ev_emit's hot path counted n bytes to a buffer libovni writes out first: the event
+ * starts the emptied buffer, the pair follows it (busy set). */
+static void __attribute__((noinline, cold)) ovni_ob_full(struct rec_thread *t, size_t n)
+{
+	struct ovni_thread *ot = ovni_thread_of(t);
+
+	ot->ob_len = n;
+	ovni_ob_pair(t, ot);
+}
+
+/* Append a normal event of n bytes (busy is set by the caller), and libovni's pair after it
+ * where libovni writes its full buffer. */
 static void ovni_put(struct rec_thread *t, const void *ev, size_t n, uint64_t clock)
 {
 	struct ovni_thread *ot = ovni_thread_of(t);
+	int full = ovni_ob_add(ot, n);
 	uint8_t *p = t->pos;
-	uint64_t t0 = 0, t1;
-	int stall;
 
-	if (likely((size_t)(t->end - p) >= n)) {
+	if (likely((size_t)(t->end - p) >= n))
 		t->pos = p + n;
-		memcpy(p, ev, n);
-		ot->last_clock = clock;
-		rec_commit(t);
-		return;
-	}
-	stall = ovni_switch_stalls(t);
-	if (stall)
-		t0 = ovni_marker_clock(clock);
-	p = ovni_switch(t, n + (stall ? 2 * OVNI_HDR_SIZE : 0));
-	if (!p)
+	else if (!(p = ovni_switch(t, n)))
 		return; /* dropped and counted (the session is finishing) */
 	memcpy(p, ev, n);
 	ot->last_clock = clock;
-	if (stall) {
-		t1 = ovni_marker_clock(t0);
-		ovni_put_marker(p + n, "OF[", t0);
-		ovni_put_marker(p + n + OVNI_HDR_SIZE, "OF]", t1);
-		ot->last_clock = t1;
-		ot->flush_pairs++;
-		t->events += 2;
-	}
 	rec_commit(t);
+	if (unlikely(full))
+		ovni_ob_pair(t, ot);
 }
 
 /*
@@ -422,8 +455,9 @@ static inline uint64_t ovni_copy_event(uint8_t *p, const struct ovni_ev *ev, uin
 void ovni_ev_emit(struct ovni_ev *ev)
 {
 	struct rec_thread *t = rec_self;
+	struct ovni_thread *ot;
 	uint8_t *p, flags;
-	uint64_t clock;
+	uint64_t clock, len;
 	size_t n;
 
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
@@ -458,8 +492,15 @@ void ovni_ev_emit(struct ovni_ev *ev)
 		n = OVNI_HDR_SIZE + ovni_normal_psize(flags);
 	}
 	t->pos = p + n;
-	ovni_thread_of(t)->last_clock = clock;
+	ot = ovni_thread_of(t);
+	ot->last_clock = clock;
 	rec_commit(t);
+	/* stored after the commit: next to last_clock, gcc packs the two stores into one
+	 * vector store through two moves and a shuffle */
+	len = ot->ob_len + n;
+	ot->ob_len = len;
+	if (unlikely(len >= (uint64_t)OVNI_MAX_EV_BUF))
+		ovni_ob_full(t, n);
 	barrier();
 	t->busy = 0;
 }
@@ -486,9 +527,8 @@ static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const
 	const size_t hsize = OVNI_HDR_SIZE + sizeof(uint32_t);
 	const size_t total = hsize + bufsize;
 	const size_t room = rec_sess.cfg.chunk_size - sizeof(struct rec_chunk);
-	uint64_t clock = ev->header.clock, t0 = 0, t1;
+	const int full = ovni_ob_add(ot, total);
 	size_t off = 0;
-	int stalled = 0;
 	uint8_t *p;
 
 	while (off < total) {
@@ -497,10 +537,6 @@ static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const
 		if (space == 0 ||
 		    (off == 0 && space < total && total <= room - 2 * OVNI_HDR_SIZE)) {
 			k = total - off < room ? total - off : room;
-			if (!stalled && ovni_switch_stalls(t)) {
-				t0 = ovni_marker_clock(clock);
-				stalled = 1;
-			}
 			p = ovni_switch(t, k);
 			if (!p)
 				return; /* the session is finishing */
@@ -515,25 +551,10 @@ static void ovni_put_jumbo(struct rec_thread *t, const struct ovni_ev *ev, const
 		__atomic_store_n(&t->chunk->committed,
 				 (uint64_t)(t->pos - rec_chunk_data(t->chunk)), __ATOMIC_RELEASE);
 	}
-	ot->last_clock = clock;
+	ot->last_clock = ev->header.clock;
 	rec_commit(t); /* counts the event */
-	if (stalled) {
-		uint8_t m[2 * OVNI_HDR_SIZE];
-		t1 = ovni_marker_clock(t0);
-		ovni_put_marker(m, "OF[", t0);
-		ovni_put_marker(m + OVNI_HDR_SIZE, "OF]", t1);
-		p = t->pos;
-		if ((size_t)(t->end - p) >= sizeof(m)) {
-			t->pos = p + sizeof(m);
-		} else if (!(p = ovni_switch(t, sizeof(m)))) {
-			return;
-		}
-		memcpy(p, m, sizeof(m));
-		ot->last_clock = t1;
-		ot->flush_pairs++;
-		t->events++;
-		rec_commit(t);
-	}
+	if (full)
+		ovni_ob_pair(t, ot);
 }
 
 void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
@@ -615,6 +636,8 @@ void ovni_flush(void)
 		ot->last_clock = t1;
 		t->fe_hold |= OVNI_HOLD_FLUSH;
 	}
+	/* libovni's buffer is written and holds the pair (written or not, as libovni's) */
+	ot->ob_len = 2 * OVNI_HDR_SIZE;
 	ovni_leave(t);
 }
 

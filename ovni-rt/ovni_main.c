@@ -571,6 +571,7 @@ void ovni_thread_init(pid_t tid)
 	ot = ovni_thread_of(t);
 	t->fe_hold = OVNI_HOLD_META; /* emits from a signal handler meanwhile: slow path */
 	ot->tid = (int)tid;
+	ot->ob_len = 0; /* libovni's buffer is empty once the stream header is written */
 	pthread_mutex_init(&ot->meta_lock, NULL);
 	ot->meta = ovni_meta_initial((int)tid);
 	if (!ot->meta)

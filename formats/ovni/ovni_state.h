@@ -85,6 +85,7 @@ void ovni_done_put(struct ovni_done *d);
 
 struct ovni_thread {
 	uint64_t last_clock;	   /* clock of the last event written (hot) */
+	uint64_t ob_len;	   /* bytes libovni's buffer would hold now (hot; ovni_emit.c) */
 	uint64_t meta_due;	   /* metadata written: not again before this (ovni_clock ns) */
 	int state;		   /* enum ovni_thread_state */
 	int tid;		   /* the tid given to ovni_thread_init */
@@ -99,7 +100,7 @@ struct ovni_thread {
 	uint64_t prealloc;	/* stream file blocks allocated up to here (sink) */
 	int prealloc_off;	/* the file system refused fallocate: stop trying */
 	int cut;		/* a chunk could not be written: the stream ends before it */
-	uint64_t flush_pairs;	/* OF[/OF] pairs the runtime added */
+	uint64_t flush_pairs;	/* OF[/OF] pairs added (ovni_flush, libovni's full buffer) */
 	uint64_t flush_t0;	/* the last ovni_flush's OF[ and OF] clocks, while OVNI_HOLD_FLUSH */
 	uint64_t flush_t1;
 	uint64_t nested;	/* events dropped: emitted inside another emit */
