@@ -679,6 +679,19 @@ void rec_session_finish(void)
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }
 
+void rec_session_detach(void)
+{
+	rec_session_finish();
+	rec_flusher_end_helpers();
+	/* only the handlers that are still ours: one the program set since is its own */
+	for (size_t i = 0; i < sizeof(rec_fatal_signals) / sizeof(rec_fatal_signals[0]); i++) {
+		struct sigaction old;
+		if (sigaction(rec_fatal_signals[i], NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == rec_fatal_handler)
+			signal(rec_fatal_signals[i], SIG_DFL);
+	}
+}
+
 int rec_spool_create(struct rec_session *s, const char *name, const char *who)
 {
 	int fd = rec_openat_kept(s->ringdirfd, name,
