@@ -125,6 +125,8 @@ static void at_each_rela(const struct rec_elf_map *m,
 	}
 }
 
+static const char *at_scope_hint(char *buf, size_t len);
+
 struct at_scan {
 	struct attach *a;
 	uint64_t bias;
@@ -254,16 +256,18 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t 
 	o->a = a;
 	o->why = why;
 	o->len = len;
-	snprintf(exe, sizeof(exe), "/proc/%d/maps", (int)pid);
-	if (access(exe, R_OK) < 0) {
-		snprintf(why, len, "no process %d%s", (int)pid,
-			 errno == EACCES ? " we may look into (another user's)" : "");
+	snprintf(exe, sizeof(exe), "/proc/%d/stat", (int)pid);
+	if (access(exe, F_OK) < 0) {
+		snprintf(why, len, "no process %d", (int)pid);
 		goto out;
 	}
 	if (at_each_module(pid, at_open_module, o) < 0) {
+		char hint[160];
+		/* another user's process: its maps are as closed to us as ptrace is */
 		if (!*why)
-			snprintf(why, len, "cannot read /proc/%d/maps: %s", (int)pid,
-				 strerror(errno));
+			snprintf(why, len, "cannot attach to process %d (/proc/%d/maps: %s)%s",
+				 (int)pid, (int)pid, strerror(errno),
+				 errno == EACCES ? at_scope_hint(hint, sizeof(hint)) : "");
 		goto out;
 	}
 	if (o->ours) {
