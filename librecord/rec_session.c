@@ -681,8 +681,18 @@ void rec_session_finish(void)
 
 void rec_session_detach(void)
 {
+	/* the session's descriptors as the program's table has them (the helper, which closes
+	 * its copies at finish, unshared a copy of that table) */
+	int fds[3] = { rec_sess.dirfd, rec_sess.ringdirfd, rec_sess.livefd };
+	struct rec_fd_id ids[3] = { rec_sess.dir_id, rec_sess.ringdir_id, rec_sess.live_id };
+
 	rec_session_finish();
 	rec_flusher_end_helpers();
+	/* only where the number still names our file: the program may have reused it */
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0 && rec_fd_is(fds[i], &ids[i]))
+			close(fds[i]);
+	rec_sess.dirfd = rec_sess.ringdirfd = rec_sess.livefd = -1;
 	/* only the handlers that are still ours: one the program set since is its own */
 	for (size_t i = 0; i < sizeof(rec_fatal_signals) / sizeof(rec_fatal_signals[0]); i++) {
 		struct sigaction old;
