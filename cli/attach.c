@@ -240,6 +240,26 @@ static int at_open_module(void *arg, const char *path, uint64_t start)
 	return 0;
 }
 
+/* LIB is in PID's LD_PRELOAD: it started under `flightrec record` (or preloaded us itself) */
+static bool at_preloaded(pid_t pid, const char *lib)
+{
+	char path[64], *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && (n = getdelim(&buf, &cap, '\0', f)) > 0)
+		found = !strncmp(buf, "LD_PRELOAD=", 11) && strstr(buf, lib) != NULL;
+	free(buf);
+	fclose(f);
+	return found;
+}
+
 int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t len)
 {
 	struct at_open *o = calloc(1, sizeof(*o));
@@ -270,10 +290,12 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t 
 				 errno == EACCES ? at_scope_hint(hint, sizeof(hint)) : "");
 		goto out;
 	}
-	if (o->ours) {
-		snprintf(why, len, "process %d has libmcount loaded already (it is being recorded, "
-			 "or was attached to before: attaching again to the same process is not "
-			 "supported)", (int)pid);
+	/* loaded already: an earlier attach (mc_attach_again starts anew) or a recording of
+	 * it (mc_attach_again refuses) */
+	a->again = o->ours;
+	if (a->again && at_preloaded(pid, lib)) {
+		snprintf(why, len, "process %d is being recorded already (libmcount is preloaded)",
+			 (int)pid);
 		goto out;
 	}
 	if (!o->libc) {
@@ -563,6 +585,8 @@ static int at_pick(struct attach *a)
 struct at_ours {
 	struct attach *a;
 	uint64_t base;
+	uint64_t lo, hi;    /* its executable mapping */
+	uint64_t again_fn;  /* mc_attach_again */
 };
 
 static int at_find_ours(void *arg, const char *path, uint64_t start)
@@ -577,6 +601,67 @@ static int at_find_ours(void *arg, const char *path, uint64_t start)
 	return 1;
 }
 
+/* the executable mapping of libmcount in the process */
+static int at_ours_text(struct attach *a, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)a->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && getline(&line, &cap, f) > 0) {
+		unsigned long long s, e;
+		char perms[8];
+		int pos = -1;
+		if (sscanf(line, "%llx-%llx %7s %*x %*s %*s %n", &s, &e, perms, &pos) < 3 ||
+		    pos < 0 || perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line + pos, a->lib)) {
+			*lo = s;
+			*hi = e;
+			found = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+/* libmcount as the process maps it: its base, hooks and entry points (into A and O) */
+static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, char *why,
+			size_t len)
+{
+	struct rec_elf_map m;
+	const char *lack = NULL;
+
+	if (at_each_module(a->pid, at_find_ours, o) <= 0 || rec_elf_map_open(a->lib, &m) < 0) {
+		snprintf(why, len, "%s is not mapped in process %d", a->lib, (int)a->pid);
+		return -1;
+	}
+	for (size_t h = 0; h < AT_NHOOKS; h++)
+		if (!(hooks[h] = at_sym(&m, at_our_names[h])))
+			lack = at_our_names[h];
+	a->detach_fn = at_sym(&m, "mc_attach_detach");
+	a->unhook_fn = at_sym(&m, "mc_attach_unhook");
+	o->again_fn = at_sym(&m, "mc_attach_again");
+	rec_elf_map_close(&m);
+	if (!a->detach_fn || !a->unhook_fn || !o->again_fn)
+		lack = "mc_attach_detach/_unhook/_again";
+	if (lack) {
+		snprintf(why, len, "%s lacks %s (not this flightrec's runtime?)", a->lib, lack);
+		return -1;
+	}
+	a->detach_fn += o->base;
+	a->unhook_fn += o->base;
+	o->again_fn += o->base;
+	return 0;
+}
+
 int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 {
 	static struct at_regs saved;
@@ -584,7 +669,6 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 	size_t n = 0, nenv = 0, ptrs;
 	uint64_t base, handle = 0, old_env = 0;
 	struct at_ours ours = { .a = a };
-	struct rec_elf_map m;
 	uint64_t hooks[AT_NHOOKS];
 	int i, rc;
 	pid_t tid;
@@ -637,8 +721,18 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 		at_restore(tid, &saved);
 		return -1;
 	}
-	rc = at_call(tid, &saved, base, a->dlopen_fn, base + lib_off, RTLD_NOW, &handle, why,
-		     len);
+	if (a->again) {
+		if (at_ours_syms(a, &ours, hooks, why, len) < 0) {
+			at_poke(tid, a->environ_var, old_env);
+			at_restore(tid, &saved);
+			return -1;
+		}
+		rc = at_call(tid, &saved, base, ours.again_fn, 0, 0, &handle, why, len);
+		handle = (int)handle == 0; /* mc_attach_again: 0 when it records */
+	} else {
+		rc = at_call(tid, &saved, base, a->dlopen_fn, base + lib_off, RTLD_NOW, &handle,
+			     why, len);
+	}
 	if (rc == 1) {
 		snprintf(why, len, "process %d ended during the attach", (int)a->pid);
 		return -1;
@@ -647,27 +741,17 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 	at_restore(tid, &saved);
 	if (rc < 0)
 		return -1;
+	if (handle == 0 && a->again) {
+		snprintf(why, len, "process %d is being recorded already (libmcount is loaded and "
+			 "recording)", (int)a->pid);
+		return -1;
+	}
 	if (handle == 0) {
 		snprintf(why, len, "dlopen(%s) failed in process %d", a->lib, (int)a->pid);
 		return -1;
 	}
-	if (at_each_module(a->pid, at_find_ours, &ours) <= 0 ||
-	    rec_elf_map_open(a->lib, &m) < 0) {
-		snprintf(why, len, "%s is not mapped in process %d after dlopen", a->lib,
-			 (int)a->pid);
+	if (!a->again && at_ours_syms(a, &ours, hooks, why, len) < 0)
 		return -1;
-	}
-	for (size_t h = 0; h < AT_NHOOKS; h++)
-		hooks[h] = at_sym(&m, at_our_names[h]);
-	a->detach_fn = at_sym(&m, "mc_attach_detach");
-	rec_elf_map_close(&m);
-	for (size_t h = 0; h < AT_NHOOKS; h++)
-		if (!hooks[h] || !a->detach_fn) {
-			snprintf(why, len, "%s lacks %s", a->lib,
-				 !a->detach_fn ? "mc_attach_detach" : at_our_names[h]);
-			return -1;
-		}
-	a->detach_fn += ours.base;
 	for (size_t k = 0; k < a->nslot; k++) {
 		struct attach_slot *s = &a->slot[k];
 		s->hook = ours.base + hooks[at_slot_kind[k]] + (uint64_t)at_slot_addend[k];
@@ -680,6 +764,49 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Every thread stopped, the slots put back: no thread may be inside libmcount when its
+ * frames are unhooked (a hook halfway through its hijack would write the trampoline back),
+ * so one stopped there runs on a little and is stopped again; then mc_attach_unhook in thread
+ * I with the thread pointers of all. A thread that stays inside (blocked on a full ring)
+ * keeps its frames hooked: the library stays, they return through it.
+ */
+static void at_unhook(struct attach *a, int i)
+{
+	static uint64_t tps[ATTACH_MAX_THREADS];
+	static struct at_regs saved;
+	struct user_regs_struct r;
+	uint64_t lo, hi, ret, top;
+	size_t n = 0;
+	int sig;
+
+	if (at_ours_text(a, &lo, &hi) < 0)
+		return;
+	for (size_t k = 0; k < a->nth; k++) {
+		pid_t tid = a->th[k].tid;
+		int tries = 0;
+		while (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip >= lo && r.rip < hi &&
+		       tries++ < 200) {
+			if (ptrace(PTRACE_CONT, tid, 0, a->th[k].sig) < 0)
+				break;
+			a->th[k].sig = 0;
+			usleep(500);
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 || at_wait_stop(tid, &sig) != 0)
+				break;
+			if (sig)
+				a->th[k].sig = sig;
+		}
+		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && (r.rip < lo || r.rip >= hi))
+			tps[n++] = r.fs_base;
+	}
+	if (at_save(a->th[i].tid, &saved) < 0)
+		return;
+	top = (saved.r.rsp - AT_STACK_SKIP - n * 8) & ~(uint64_t)15;
+	if (at_write(a->th[i].tid, top, tps, n * 8) == 0)
+		at_call(a->th[i].tid, &saved, top, a->unhook_fn, top, n, &ret, (char[64]){ 0 }, 64);
+	at_restore(a->th[i].tid, &saved);
 }
 
 int attach_detach(struct attach *a, char *why, size_t len)
@@ -700,6 +827,7 @@ int attach_detach(struct attach *a, char *why, size_t len)
 	for (size_t k = 0; k < a->nslot; k++)
 		if (at_read(a->pid, a->slot[k].addr, &cur, 8) == 0 && cur == a->slot[k].hook)
 			at_poke(tid, a->slot[k].addr, a->slot[k].orig);
+	at_unhook(a, i);
 	/* the others go on: finish needs our helper thread running */
 	for (size_t k = 0; k < a->nth; k++)
 		if ((int)k != i)

@@ -37,6 +37,8 @@ struct attach {
 	size_t nslot;
 	size_t nhooks; /* slots found in the files, before libmcount is loaded */
 	uint64_t detach_fn; /* mc_attach_detach in the process, once loaded */
+	uint64_t unhook_fn; /* mc_attach_unhook */
+	int again;          /* libmcount is loaded already (an earlier attach): mc_attach_again */
 };
 
 /* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks. Touches

@@ -136,7 +136,7 @@ static const char usage[] =
 	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
 	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
 	"                  put its hooks back and let it go on (no library calls, no -P/-U;\n"
-	"                  once per process)\n"
+	"                  again as often as wanted)\n"
 	"  --duration=T    seconds to record (e.g. 2 or 0.5s)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"

@@ -13,6 +13,13 @@
  * records nothing); a thread's shadow stack starts empty, so the frames entered before the
  * attach are neither hijacked nor given an exit (-finstrument-functions exits that match no
  * entry are dropped by the exit hook).
+ *
+ * A later attach to the same process finds us loaded (dlopen would return the same image and
+ * run no constructor): on detach the tracer, all threads stopped and none inside our code,
+ * has mc_attach_unhook put back every return address we hijacked and make each thread forget
+ * its state (its initial-exec `rec_self`, reached from the thread pointer the tracer reads
+ * in its registers); the next attach calls mc_attach_again, which starts a new session in
+ * the same image, each thread starting afresh at its next hook.
  */
 #include "libmcount/internal.h"
 #include "librecord/rec_session.h"
@@ -32,4 +39,43 @@ int mc_attach_wanted(void)
 __attribute__((visibility("default"))) void mc_attach_detach(void)
 {
 	rec_session_detach();
+}
+
+/* The tracer, every other thread stopped outside our code and the hook slots put back: the
+ * N threads whose thread pointers are TP get their hijacked return addresses back and forget
+ * their state, so that no frame returns into us any more and a new session starts each
+ * thread with an empty shadow stack. Their states stay mapped (the session's finish, which
+ * comes next, still drains them). */
+__attribute__((visibility("default"))) void mc_attach_unhook(const uintptr_t *tp, size_t n)
+{
+	intptr_t off = (intptr_t)((uintptr_t)&rec_self - (uintptr_t)__builtin_thread_pointer());
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_thread **self = (struct rec_thread **)(tp[i] + (uintptr_t)off);
+		struct rec_thread *t = *self;
+		struct mc_thread *mt;
+
+		if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+			continue;
+		mt = mc_thread_of(t);
+		/* newest first: frames sharing a slot (tail calls) leave the oldest value */
+		for (uint32_t d = mt->depth; d-- > 0;) {
+			struct mc_frame *f = &mt->rstack[d];
+			if (f->kind != MC_FRAME_CYG && !f->restored &&
+			    *f->parent_loc == mc_frame_tramp(f->kind))
+				*f->parent_loc = f->parent_ip;
+		}
+		mt->depth = 0;
+		*self = NULL;
+	}
+}
+
+/* The next attach, our image still loaded: a new session with the environment the tracer
+ * lends for this call. 0 when it records; -1 when this process records already (started
+ * under `flightrec record`, or an attach not detached). */
+__attribute__((visibility("default"))) int mc_attach_again(void)
+{
+	if (!mc_attach_wanted())
+		return -1;
+	return rec_session_restart();
 }

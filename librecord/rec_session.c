@@ -702,6 +702,21 @@ void rec_session_detach(void)
 	}
 }
 
+int rec_session_restart(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_FINISHED ||
+	    !__atomic_load_n(&rec_sess.finished, __ATOMIC_ACQUIRE) || rec_sess.flusher_started ||
+	    rec_sess.keeper_started)
+		return -1;
+	/* the threads of the ended session keep their states (mapped, never freed: a thread may
+	 * still hold one), off the registry; everything else as the static initialiser has it */
+	memset(&rec_sess, 0, sizeof(rec_sess));
+	pthread_mutex_init(&rec_sess.lock, NULL);
+	rec_sess.dirfd = rec_sess.ringdirfd = rec_sess.livefd = rec_sess.keep_fd = -1;
+	rec_ringpool_fork_child(); /* the pool finish turned off takes rings again */
+	return rec_session_start(rec_frontend_self);
+}
+
 int rec_spool_create(struct rec_session *s, const char *name, const char *who)
 {
 	int fd = rec_openat_kept(s->ringdirfd, name,

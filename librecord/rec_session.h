@@ -179,6 +179,10 @@ void rec_session_finish(void);
  * ends while the process goes on: finish, then end our threads (keeper, helper) and put back
  * the default action of the signals we took, as if we had never been there. */
 void rec_session_detach(void);
+/* After rec_session_detach: a new session in the same image (the next attach), every thread
+ * starting afresh at its next hook (the tracer made each forget its state). 0 when it
+ * records, -1 (and nothing changed) when the session had not been detached. */
+int rec_session_restart(void);
 /* finish is moving on (a chunk written, a thread closed): its waiters keep waiting. */
 static inline void rec_finish_progress(void)
 {
