@@ -54,13 +54,21 @@ struct at_regs {
 	size_t xslen;
 };
 
-static const char *const at_hook_names[] = { "mcount", "_mcount", "__fentry__",
-					     "__cyg_profile_func_enter",
-					     "__cyg_profile_func_exit" };
+/* the hooks, then libmcount's wrappers of what leaves frames without their return
+ * (mcount_wrap.c): an exception or a longjmp through a hijacked frame must find the real
+ * return addresses, as when preloaded; dlopen, exec* and _exit are left alone */
+static const char *const at_hook_names[] = {
+	"mcount", "_mcount", "__fentry__", "__cyg_profile_func_enter", "__cyg_profile_func_exit",
+	"__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "_dl_find_object", "backtrace",
+	"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit",
+};
+#define AT_NREAL_HOOKS 5 /* the first ones: a program calling none of them is refused */
 /* libmcount's function for each: _mcount is its mcount too */
-static const char *const at_our_names[] = { "mcount", "mcount", "__fentry__",
-					    "__cyg_profile_func_enter",
-					    "__cyg_profile_func_exit" };
+static const char *const at_our_names[] = {
+	"mcount", "mcount", "__fentry__", "__cyg_profile_func_enter", "__cyg_profile_func_exit",
+	"__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "_dl_find_object", "backtrace",
+	"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit",
+};
 #define AT_NHOOKS (sizeof(at_hook_names) / sizeof(at_hook_names[0]))
 
 /* the hook slots found in the files: which of at_hook_names, and the addend */
@@ -144,6 +152,7 @@ static void at_scan_hooks(void *arg, const char *name, const Elf64_Rela *r)
 	for (size_t h = 0; h < AT_NHOOKS; h++) {
 		if (strcmp(name, at_hook_names[h]) || a->nslot >= ATTACH_MAX_SLOTS)
 			continue;
+		a->nhooks += h < AT_NREAL_HOOKS;
 		at_slot_kind[a->nslot] = (int)h;
 		at_slot_addend[a->nslot] = type == R_X86_64_64 ? r->r_addend : 0;
 		a->slot[a->nslot++].addr = s->bias + r->r_offset;
@@ -303,13 +312,12 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t 
 			 (int)pid);
 		goto out;
 	}
-	if (a->nslot == 0) {
+	if (a->nhooks == 0) {
 		snprintf(why, len, "process %d calls no hook: no mcount, __fentry__ or "
 			 "__cyg_profile_func_* relocation (build it with -pg, -pg -mfentry or "
 			 "-finstrument-functions)", (int)pid);
 		goto out;
 	}
-	a->nhooks = a->nslot;
 	ret = 0;
 out:
 	free(o);

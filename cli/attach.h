@@ -35,7 +35,7 @@ struct attach {
 	size_t nfirst;
 	struct attach_slot slot[ATTACH_MAX_SLOTS];
 	size_t nslot;
-	size_t nhooks; /* slots found in the files, before libmcount is loaded */
+	size_t nhooks; /* slots of the hooks themselves (the others: wrappers) */
 	uint64_t detach_fn; /* mc_attach_detach in the process, once loaded */
 	uint64_t unhook_fn; /* mc_attach_unhook */
 	int again;          /* libmcount is loaded already (an earlier attach): mc_attach_again */

@@ -165,6 +165,8 @@ void mc_restore_returns(struct rec_thread *t);
 int mc_returns_hijacked(struct rec_thread *t);
 /* `flightrec record -p`: this image was loaded into a running process (mcount_attach.c) */
 int mc_attach_wanted(void);
+/* set by the constructor of an image loaded by `flightrec record -p` */
+extern int mc_attached;
 void mc_rehijack_returns(struct rec_thread *t);
 /* Real return addresses back, every frame off the stack with no exit record (pthread_exit:
  * the thread ends inside them, as uftrace records it). */

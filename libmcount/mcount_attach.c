@@ -27,6 +27,8 @@
 
 #include <string.h>
 
+int mc_attached;
+
 int mc_attach_wanted(void)
 {
 	const char *v = rec_getenv("FLIGHTREC_ATTACH");

@@ -158,6 +158,7 @@ __attribute__((constructor)) static void mc_init(void)
 	if (mc_attach_wanted()) {
 		/* `flightrec record -p`: the tracer routes the program's hooks to us once this
 		 * returns; no PLT hooking nor -P patching, which it would have to undo */
+		mc_attached = 1;
 		rec_session_ensure();
 		return;
 	}
