@@ -75,13 +75,14 @@ static const char *const at_our_names[] = {
 static int at_slot_kind[ATTACH_MAX_SLOTS];
 static int64_t at_slot_addend[ATTACH_MAX_SLOTS];
 
-int attach_alive(pid_t pid)
+/* the thread TID of process PID is alive (not a zombie, not gone) */
+static int at_thread_alive(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -92,6 +93,35 @@ int attach_alive(pid_t pid)
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* A live thread of PID, whose /proc maps and memory are the process's: once the main thread
+ * has called pthread_exit it is a zombie with no memory map while the others run on. 0: none */
+static pid_t at_live_tid(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *d;
+
+	if (at_thread_alive(pid, pid))
+		return pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0 && at_thread_alive(pid, tid))
+			found = tid;
+	}
+	closedir(d);
+	return found;
+}
+
+int attach_alive(pid_t pid)
+{
+	return at_live_tid(pid) != 0;
 }
 
 /* a symbol the file defines, by name: its value (0 if none) */
@@ -171,8 +201,9 @@ static void at_scan_environ(void *arg, const char *name, const Elf64_Rela *r)
 static int at_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	pid_t tid = at_live_tid(pid);
 
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+	return tid && process_vm_readv(tid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
 /* each mapped file's first mapping (offset 0): fn(arg, path, start); 0, or -1 */
@@ -183,7 +214,7 @@ static int at_each_module(pid_t pid, int (*fn)(void *, const char *, uint64_t), 
 	FILE *f;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)(at_live_tid(pid) ?: pid));
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -412,7 +443,8 @@ int attach_stop_all(struct attach *a, char *why, size_t len)
 		while ((e = readdir(d)) != NULL) {
 			pid_t tid = (pid_t)atoi(e->d_name);
 			int sig;
-			if (tid <= 0 || at_find(a, tid) >= 0)
+			/* a zombie (a main thread gone through pthread_exit) never stops */
+			if (tid <= 0 || at_find(a, tid) >= 0 || !at_thread_alive(a->pid, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				int err = errno;
@@ -582,8 +614,8 @@ static int at_pick(struct attach *a)
 {
 	int i = at_find(a, a->pid);
 
-	if (i >= 0 && attach_alive(a->pid))
-		return i;
+	if (i >= 0)
+		return i; /* seized: alive (zombies are not) */
 	for (size_t k = 0; k < a->nfirst; k++)
 		if ((i = at_find(a, a->first[k])) >= 0)
 			return i;
@@ -617,7 +649,7 @@ static int at_ours_text(struct attach *a, uint64_t *lo, uint64_t *hi)
 	FILE *f;
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)a->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)(at_live_tid(a->pid) ?: a->pid));
 	f = fopen(path, "re");
 	if (!f)
 		return -1;

@@ -5,12 +5,16 @@
  *   attach MS   three threads each call at_mid() (which calls at_leaf() twice) every
  *               millisecond for MS milliseconds (the main thread waits in pthread_join);
  *               then prints each thread's sum and the total, and exits with total % 7.
+ *   attach MS pthexit   one such thread, which prints its sum; the main thread leaves
+ *               through pthread_exit at once (a zombie while the process runs on: /proc/PID
+ *               has no memory map then), the process exits 0 when the thread ends.
  * The output and exit status depend on nothing but MS: an attached run must print exactly
  * what an unattached one does. No .expect file: the counts depend on when we attach.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static long at_ms;
@@ -37,12 +41,22 @@ static void *at_worker(void *arg)
 	return (void *)acc;
 }
 
+static void *at_lone_worker(void *arg)
+{
+	printf("worker: %ld\n", (long)at_worker(arg));
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t[3];
 	long total = 0;
 
 	at_ms = argc > 1 ? atol(argv[1]) : 1000;
+	if (argc > 2 && !strcmp(argv[2], "pthexit")) {
+		pthread_create(&t[0], NULL, at_lone_worker, NULL);
+		pthread_exit(NULL);
+	}
 	for (long i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, at_worker, (void *)i);
 	for (int i = 0; i < 3; i++) {
