@@ -467,7 +467,11 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 		fe->configured(&rec_sess.cfg);
 	rec_sess.pid = getpid();
 	rec_sess.ppid = getppid();
-	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	/* thread-self: /proc/self is the main thread's, which has no exe once it went through
+	 * pthread_exit (a process attached to then) */
+	n = readlink("/proc/thread-self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	if (n <= 0)
+		n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
 	rec_sess.exe[n > 0 ? n : 0] = '\0';
 	if (fe->check && fe->check(rec_why, sizeof(rec_why)) < 0)
 		goto off;
