@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/attach.h"
 #include "cli/hook_detect.h"
 #include "cli/record_dir.h"
 #include "cli/salvage.h"
@@ -70,6 +71,7 @@ static const char usage[] =
 	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
 	"                        [--no-libcall] [--nest-libcall] [--no-pltbind]\n"
 	"                        [--] PROG [ARGS...]\n"
+	"       flightrec record -p PID [--duration T] [-d DIR] [mcount hook options]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
 	"  -d, --dir=DIR   output directory (default uftrace.data, or FORMAT.data with\n"
 	"                  --format); a previous trace there is replaced, anything else is left\n"
@@ -130,6 +132,12 @@ static const char usage[] =
 	"                  for all; FUNC@MODULE for a library whose file name starts with MODULE)\n"
 	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
 	"                  one decides; only -U: everything else in the program)\n"
+	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions):\n"
+	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
+	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
+	"                  put its hooks back and let it go on (no library calls, no -P/-U;\n"
+	"                  again as often as wanted)\n"
+	"  --duration=T    seconds to record (e.g. 2 or 0.5s)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
 	"(128+N if killed by signal N); 2 when recording cannot start.\n";
@@ -906,9 +914,145 @@ static int unknown_option(const char *arg, int shopt)
 	return cli_usage_error(usage, "record: unknown option '%s'", arg);
 }
 
+/* ---- -p PID: attach to a running process (attach.c) ---- */
+
+static volatile sig_atomic_t attach_stop_sig;
+
+static void attach_on_signal(int sig)
+{
+	attach_stop_sig = sig;
+}
+
+/* the block the process's dlopen sees as its environment: our FLIGHTREC_* (those the
+ * options set and the user's own), FLIGHTREC_ATTACH=1, and no library calls (the PLT
+ * hooking would be ours to undo) */
+static char **attach_env(void)
+{
+	extern char **environ;
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(environ[i], "FLIGHTREC_", 10) &&
+		    strncmp(environ[i], "FLIGHTREC_ATTACH=", 17) &&
+		    strncmp(environ[i], "FLIGHTREC_NO_LIBCALL=", 21))
+			env[k++] = environ[i];
+	env[k++] = "FLIGHTREC_ATTACH=1";
+	env[k++] = "FLIGHTREC_NO_LIBCALL=1";
+	return env;
+}
+
+/*
+ * record -p PID: stop the process, load libmcount into it and route its hooks there
+ * (attach.c), let it run until --duration has passed, SIGINT/SIGTERM/SIGHUP comes or it
+ * ends, then stop it again, put everything back and have it finish the trace. The process
+ * is touched only once DIR is ready. Exit status: 0 (the process is not ours), 2 when the
+ * attach failed (nothing of ours left in the process).
+ */
+static int record_attach(pid_t pid, double duration, const char *dir,
+			 const struct record_fmt *fmt)
+{
+	static struct attach a;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old[3];
+	struct recdir_summary sum;
+	struct rec_salvage_report salv = { 0 };
+	struct timespec t0, t1;
+	char lib[PATH_MAX], why[512] = "";
+	char **env;
+	int dirfd, ret = CLI_OK;
+	bool gone = false;
+
+	if (find_runtime(HOOK_MCOUNT, lib, sizeof(lib)) < 0)
+		return CLI_USAGE;
+	if (attach_open(&a, pid, lib, why, sizeof(why)) < 0) {
+		cli_err("record -p %d: %s", (int)pid, why);
+		return CLI_USAGE;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = attach_on_signal; /* no SA_RESTART: the sleeps below end early */
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	if (attach_stop_all(&a, why, sizeof(why)) < 0) {
+		cli_err("record -p %d: %s", (int)pid, why);
+		return CLI_USAGE;
+	}
+	dirfd = recdir_prepare(dir);
+	if (dirfd < 0) {
+		attach_resume_all(&a);
+		return CLI_USAGE;
+	}
+	if (setup_env(lib, dir) < 0 || setup_format_env(fmt) < 0 || (env = attach_env()) == NULL) {
+		attach_resume_all(&a);
+		recdir_finish(dirfd, dir);
+		return CLI_USAGE;
+	}
+	if (fmt->format ? !strcmp(fmt->format, "uftrace") : true)
+		write_default_opts(dirfd, fmt);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (attach_inject(&a, env, why, sizeof(why)) < 0) {
+		attach_resume_all(&a);
+		cli_err("record -p %d: %s", (int)pid, why);
+		free(env);
+		recdir_finish(dirfd, dir);
+		return CLI_USAGE;
+	}
+	free(env);
+	attach_resume_all(&a);
+	fprintf(stderr, "flightrec: attached to process %d (%zu hook slots)%s\n", (int)pid,
+		a.nslot, duration > 0 ? "" : "; Ctrl-C detaches");
+
+	while (!attach_stop_sig) {
+		struct timespec step = { 0, 20 * 1000000L };
+		if (!attach_alive(pid)) {
+			gone = true;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (duration > 0 && elapsed(&t0, &t1) >= duration)
+			break;
+		nanosleep(&step, NULL);
+	}
+	if (!gone && attach_stop_all(&a, why, sizeof(why)) == 0 &&
+	    attach_detach(&a, why, sizeof(why)) < 0) {
+		cli_err("record -p %d: detach: %s", (int)pid, why);
+		ret = CLI_BAD_TRACE;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+
+	/* a process killed while recorded left its rings */
+	if (rec_salvage_needed(dir)) {
+		char *cmd[] = { (char *)"attached", NULL };
+		record_salvage(dir, 1, cmd, &salv);
+	}
+	recdir_summarize(dir, &sum);
+	if (sum.from_runtime) {
+		sum.threads += salv.salvaged;
+		sum.events += salv.events;
+		sum.bytes += salv.bytes;
+		sum.lost += salv.lost;
+	}
+	fprintf(stderr,
+		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
+		"-> %s%s\n",
+		(unsigned long long)sum.threads, (unsigned long long)sum.events,
+		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1),
+		dir, gone ? " (the process ended)" : "");
+	recdir_finish(dirfd, dir);
+	return ret;
+}
+
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
        OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
-       OPT_NO_PLTBIND };
+       OPT_NO_PLTBIND, OPT_DURATION };
 
 int cmd_record(int argc, char **argv)
 {
@@ -941,6 +1085,8 @@ int cmd_record(int argc, char **argv)
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
 		{ "auto-args", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -954,16 +1100,35 @@ int cmd_record(int argc, char **argv)
 	struct rec_salvage_report salv = { 0 };
 	struct timespec t0, t1;
 	int c, status, exec_errno, dirfd;
+	pid_t attach_pid = 0;
+	double duration = 0;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
 			break;
+		case 'p':
+			if (!is_number(optarg, INT32_MAX) || !strcmp(optarg, "0"))
+				return cli_usage_error(usage, "record: -p takes a process id, not "
+						       "'%s'", optarg);
+			attach_pid = (pid_t)atol(optarg);
+			break;
+		case OPT_DURATION: {
+			char *end;
+			errno = 0;
+			duration = strtod(optarg, &end);
+			if (end != optarg && *end == 's')
+				end++;
+			if (errno || end == optarg || *end || !(duration > 0) || duration > 1e7)
+				return cli_usage_error(usage, "record: --duration takes seconds "
+						       "(e.g. 2 or 0.5s), not '%s'", optarg);
+			break;
+		}
 		case 'F':
 		case 'N':
 			if (*optarg == '\0')
@@ -1076,7 +1241,12 @@ int cmd_record(int argc, char **argv)
 			return unknown_option(argv[optind - 1], c == OPT_UFTRACE_ONLY ? 0 : optopt);
 		}
 	}
-	if (optind >= argc)
+	if (attach_pid && optind < argc)
+		return cli_usage_error(usage, "record: -p PID records a running process: no "
+				       "PROG with it");
+	if (duration > 0 && !attach_pid)
+		return cli_usage_error(usage, "record: --duration is for -p PID");
+	if (optind >= argc && !attach_pid)
 		return cli_usage_error(usage, "record: expected a program to run");
 	if (fmt.tracepoints && !fmt.format)
 		fmt.format = "tfile";
@@ -1099,6 +1269,14 @@ int cmd_record(int argc, char **argv)
 	if (*dir == '\0')
 		return cli_usage_error(usage, "record: empty -d DIR");
 
+	if (attach_pid) {
+		if ((forced && kind != HOOK_MCOUNT) || fmt.tracepoints || dyn_patch ||
+		    fmt.signal || fmt.no_pltbind || fmt.nest_libcall)
+			return cli_usage_error(usage, "record: -p PID takes the mcount hook's "
+					       "options but --hook, --tracepoint, -P/-U, --signal, "
+					       "--no-pltbind and --nest-libcall");
+		return record_attach(attach_pid, duration, dir, &fmt);
+	}
 	if (find_program(argv[optind], prog, sizeof(prog)) < 0)
 		return CLI_USAGE;
 	if (hook_detect(prog, &found, &dynamic, why, sizeof(why)) < 0) {

@@ -163,6 +163,10 @@ uintptr_t mc_setjmp_return(uintptr_t *sp, uint32_t d, uintptr_t parent_ip, uintp
 void mc_restore_returns(struct rec_thread *t);
 /* Is a return address of this thread's stack hijacked now (not restored)? */
 int mc_returns_hijacked(struct rec_thread *t);
+/* `flightrec record -p`: this image was loaded into a running process (mcount_attach.c) */
+int mc_attach_wanted(void);
+/* set by the constructor of an image loaded by `flightrec record -p` */
+extern int mc_attached;
 void mc_rehijack_returns(struct rec_thread *t);
 /* Real return addresses back, every frame off the stack with no exit record (pthread_exit:
  * the thread ends inside them, as uftrace records it). */

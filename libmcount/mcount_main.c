@@ -155,6 +155,13 @@ static int mc_exe_uses_hooks(void)
 
 __attribute__((constructor)) static void mc_init(void)
 {
+	if (mc_attach_wanted()) {
+		/* `flightrec record -p`: the tracer routes the program's hooks to us once this
+		 * returns; no PLT hooking nor -P patching, which it would have to undo */
+		mc_attached = 1;
+		rec_session_ensure();
+		return;
+	}
 	if (mc_exe_uses_hooks())
 		rec_session_ensure();
 	/* -P/-U, in every format: the patched sites call the hooks as -pg/-mfentry code does */

@@ -20,7 +20,9 @@
  *   backtrace           the same walk, but the frames live on: their returns are hijacked
  *                       again after it (as uftrace's wrapper does), or none would have an exit
  * exec* and _exit are librecord's (rec_wrap_exec.c): the trace is finished first.
- * The real functions are found with dlsym(RTLD_NEXT) when first needed.
+ * The real functions are found with dlsym(RTLD_NEXT) when first needed. Attached to a running
+ * process (`flightrec record -p`), they are reached through the GOT slots the tracer points
+ * at them, as the hooks are, but dlopen, exec*, posix_spawn and _exit.
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
@@ -40,7 +42,10 @@
 
 static void *mc_real(const char *name)
 {
-	void *p = dlsym(RTLD_NEXT, name);
+	/* attached (mcount_attach.c), we were loaded by dlopen, RTLD_LOCAL: the objects after us
+	 * are our own dependencies only (no libstdc++), and the program's global scope never
+	 * holds us, so its first definition is the real one */
+	void *p = dlsym(mc_attached ? RTLD_DEFAULT : RTLD_NEXT, name);
 	if (!p)
 		rec_warn("libmcount: cannot find the real %s", name);
 	return p;

@@ -90,6 +90,8 @@ static void *rec_helper_main(void *arg)
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&rec_sess.helper_wake, __ATOMIC_ACQUIRE);
 		rec_fd_serve();
+		if (__atomic_load_n(&rec_sess.helper_quit, __ATOMIC_ACQUIRE))
+			break; /* detached (rec_flusher_end_helpers): no ask can come any more */
 		/* an ask pushed after the serve bumped the word first: no sleep then */
 		rec_futex(&rec_sess.helper_wake, FUTEX_WAIT_PRIVATE, seen, NULL);
 	}
@@ -425,4 +427,19 @@ void rec_flusher_stop(void)
 		return;
 	pthread_join(rec_sess.flusher, NULL);
 	rec_sess.flusher_started = 0;
+}
+
+void rec_flusher_end_helpers(void)
+{
+	/* the keeper returns without exiting the process when keeper_go is 2 */
+	if (__atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&rec_sess.keeper_started, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&rec_sess.keeper_go, 2, __ATOMIC_RELEASE);
+		rec_futex(&rec_sess.keeper_go, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+	if (__atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&rec_sess.helper_quit, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&rec_sess.helper_wake, 1, __ATOMIC_ACQ_REL);
+		rec_futex(&rec_sess.helper_wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
 }

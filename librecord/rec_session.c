@@ -467,7 +467,11 @@ static int rec_session_start_locked(const struct rec_frontend *fe)
 		fe->configured(&rec_sess.cfg);
 	rec_sess.pid = getpid();
 	rec_sess.ppid = getppid();
-	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	/* thread-self: /proc/self is the main thread's, which has no exe once it went through
+	 * pthread_exit (a process attached to then) */
+	n = readlink("/proc/thread-self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
+	if (n <= 0)
+		n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
 	rec_sess.exe[n > 0 ? n : 0] = '\0';
 	if (fe->check && fe->check(rec_why, sizeof(rec_why)) < 0)
 		goto off;
@@ -677,6 +681,44 @@ void rec_session_finish(void)
 	/* release: what finish wrote is done before a waiter goes on (to _exit, or to die) */
 	__atomic_store_n(&rec_sess.finished, 1, __ATOMIC_RELEASE);
 	rec_futex(&rec_sess.finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+void rec_session_detach(void)
+{
+	/* the session's descriptors as the program's table has them (the helper, which closes
+	 * its copies at finish, unshared a copy of that table) */
+	int fds[3] = { rec_sess.dirfd, rec_sess.ringdirfd, rec_sess.livefd };
+	struct rec_fd_id ids[3] = { rec_sess.dir_id, rec_sess.ringdir_id, rec_sess.live_id };
+
+	rec_session_finish();
+	rec_flusher_end_helpers();
+	/* only where the number still names our file: the program may have reused it */
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0 && rec_fd_is(fds[i], &ids[i]))
+			close(fds[i]);
+	rec_sess.dirfd = rec_sess.ringdirfd = rec_sess.livefd = -1;
+	/* only the handlers that are still ours: one the program set since is its own */
+	for (size_t i = 0; i < sizeof(rec_fatal_signals) / sizeof(rec_fatal_signals[0]); i++) {
+		struct sigaction old;
+		if (sigaction(rec_fatal_signals[i], NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == rec_fatal_handler)
+			signal(rec_fatal_signals[i], SIG_DFL);
+	}
+}
+
+int rec_session_restart(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_FINISHED ||
+	    !__atomic_load_n(&rec_sess.finished, __ATOMIC_ACQUIRE) || rec_sess.flusher_started ||
+	    rec_sess.keeper_started)
+		return -1;
+	/* the threads of the ended session keep their states (mapped, never freed: a thread may
+	 * still hold one), off the registry; everything else as the static initialiser has it */
+	memset(&rec_sess, 0, sizeof(rec_sess));
+	pthread_mutex_init(&rec_sess.lock, NULL);
+	rec_sess.dirfd = rec_sess.ringdirfd = rec_sess.livefd = rec_sess.keep_fd = -1;
+	rec_ringpool_fork_child(); /* the pool finish turned off takes rings again */
+	return rec_session_start(rec_frontend_self);
 }
 
 int rec_spool_create(struct rec_session *s, const char *name, const char *who)

@@ -136,6 +136,7 @@ struct rec_session {
 	int helper_started;
 	pid_t helper_tid;
 	uint32_t helper_wake;
+	uint32_t helper_quit;              /* rec_session_detach: the helper ends */
 	uint32_t flusher_sleeping;
 	uint32_t quit;
 	/* counters of closed threads, and of events from dead threads */
@@ -174,6 +175,14 @@ int rec_session_ensure(void);
  * caller, while another thread finishes, waits until it is done (or makes no progress for
  * REC_FINISH_STALL_MS). */
 void rec_session_finish(void);
+/* A session started in a running process by `flightrec record -p` (libmcount/mcount_attach.c)
+ * ends while the process goes on: finish, then end our threads (keeper, helper) and put back
+ * the default action of the signals we took, as if we had never been there. */
+void rec_session_detach(void);
+/* After rec_session_detach: a new session in the same image (the next attach), every thread
+ * starting afresh at its next hook (the tracer made each forget its state). 0 when it
+ * records, -1 (and nothing changed) when the session had not been detached. */
+int rec_session_restart(void);
 /* finish is moving on (a chunk written, a thread closed): its waiters keep waiting. */
 static inline void rec_finish_progress(void)
 {
@@ -210,6 +219,8 @@ void rec_flusher_wake(void);
 void rec_flusher_ensure(void);
 /* Stop and join the flusher (finish). */
 void rec_flusher_stop(void);
+/* rec_session_detach: the keeper and the helper end (after finish, which used the helper) */
+void rec_flusher_end_helpers(void);
 /* Is TID one of the runtime's own threads (flusher, keeper, helper), which run only our code?
  * One started but not yet running is waited for (1 s at most) until it has said its tid. */
 int rec_own_thread(pid_t tid);

@@ -140,7 +140,10 @@ static int rec_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (!path || !*path) {
 		/* the first object, without a name, is the executable */
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		/* thread-self: see rec_session.c's exe */
+		ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		exe[n > 0 ? n : 0] = '\0';
 		path = exe;
 		is_exe = rec_nmods == 0;

@@ -121,7 +121,11 @@ static int uftrace_write_map(void)
 	int ifd, fd;
 
 	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
-	ifd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	/* thread-self: once the main thread has gone through pthread_exit, /proc/self (the main
+	 * thread's) has no map; a process attached to then (record -p) still has one */
+	ifd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+	if (ifd < 0)
+		ifd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (ifd < 0)
 		return -1;
 	fd = rec_open_write(rec_sess.dirfd, name, O_TRUNC);

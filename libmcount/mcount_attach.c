@@ -1,0 +1,83 @@
+/*
+ * mcount_attach: libmcount loaded into a running process by `flightrec record -p PID`
+ * (cli/attach.c), which stops every thread with ptrace and calls the process's own dlopen.
+ *
+ * The tracer hands the session's settings over as a borrowed environment: while its dlopen
+ * runs, the process's `environ` points to a block of FLIGHTREC_* variables the tracer wrote,
+ * with FLIGHTREC_ATTACH=1 among them (the constructor reads the environment once, as always;
+ * the process's own environment is put back right after and never changes). The tracer then
+ * points the program's mcount/__fentry__/__cyg_profile_func_* GOT slots at our hooks; on
+ * detach it puts them back and calls mc_attach_detach, which finishes the trace and ends our
+ * threads. Invariants: the library is never unloaded (a frame whose return we hijacked still
+ * returns through our trampoline, popping our shadow stack; after the finish such a return
+ * records nothing); a thread's shadow stack starts empty, so the frames entered before the
+ * attach are neither hijacked nor given an exit (-finstrument-functions exits that match no
+ * entry are dropped by the exit hook).
+ *
+ * A later attach to the same process finds us loaded (dlopen would return the same image and
+ * run no constructor): on detach the tracer, all threads stopped and none inside our code,
+ * has mc_attach_unhook put back every return address we hijacked and make each thread forget
+ * its state (its initial-exec `rec_self`, reached from the thread pointer the tracer reads
+ * in its registers); the next attach calls mc_attach_again, which starts a new session in
+ * the same image, each thread starting afresh at its next hook.
+ */
+#include "libmcount/internal.h"
+#include "librecord/rec_session.h"
+#include "librecord/rec_util.h"
+
+#include <string.h>
+
+int mc_attached;
+
+int mc_attach_wanted(void)
+{
+	const char *v = rec_getenv("FLIGHTREC_ATTACH");
+
+	return v && !strcmp(v, "1");
+}
+
+/* called by the tracer in one stopped thread, the GOT slots already back to what they were;
+ * the other threads run (finish needs the helper) */
+__attribute__((visibility("default"))) void mc_attach_detach(void)
+{
+	rec_session_detach();
+}
+
+/* The tracer, every other thread stopped outside our code and the hook slots put back: the
+ * N threads whose thread pointers are TP get their hijacked return addresses back and forget
+ * their state, so that no frame returns into us any more and a new session starts each
+ * thread with an empty shadow stack. Their states stay mapped (the session's finish, which
+ * comes next, still drains them). */
+__attribute__((visibility("default"))) void mc_attach_unhook(const uintptr_t *tp, size_t n)
+{
+	intptr_t off = (intptr_t)((uintptr_t)&rec_self - (uintptr_t)__builtin_thread_pointer());
+
+	for (size_t i = 0; i < n; i++) {
+		struct rec_thread **self = (struct rec_thread **)(tp[i] + (uintptr_t)off);
+		struct rec_thread *t = *self;
+		struct mc_thread *mt;
+
+		if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+			continue;
+		mt = mc_thread_of(t);
+		/* newest first: frames sharing a slot (tail calls) leave the oldest value */
+		for (uint32_t d = mt->depth; d-- > 0;) {
+			struct mc_frame *f = &mt->rstack[d];
+			if (f->kind != MC_FRAME_CYG && !f->restored &&
+			    *f->parent_loc == mc_frame_tramp(f->kind))
+				*f->parent_loc = f->parent_ip;
+		}
+		mt->depth = 0;
+		*self = NULL;
+	}
+}
+
+/* The next attach, our image still loaded: a new session with the environment the tracer
+ * lends for this call. 0 when it records; -1 when this process records already (started
+ * under `flightrec record`, or an attach not detached). */
+__attribute__((visibility("default"))) int mc_attach_again(void)
+{
+	if (!mc_attach_wanted())
+		return -1;
+	return rec_session_restart();
+}
