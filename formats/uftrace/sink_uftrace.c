@@ -183,8 +183,9 @@ static void uftrace_write_module_sym(int dirfd, const char *path)
 
 static int uftrace_xcoding(void);
 
-/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them, "" as none; -a. A
- * front end whose records the sink transcodes gives its own (xray-rt: log-args entries) */
+/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them (with -T's argument
+ * actions), "" as none; -a. A front end whose records the sink transcodes gives its own
+ * (xray-rt: log-args entries) */
 static void uftrace_specs(const char **arg, const char **ret, const char **patt, int *autoa)
 {
 	const char *a = rec_getenv("FLIGHTREC_AUTO_ARGS");
@@ -199,6 +200,11 @@ static void uftrace_specs(const char **arg, const char **ret, const char **patt,
 	*autoa = a && *a && strcmp(a, "0");
 	*arg = rec_getenv("FLIGHTREC_ARGUMENT");
 	*ret = rec_getenv("FLIGHTREC_RETVAL");
+	/* libmcount: -T's argument actions (a plain LD_PRELOAD's FLIGHTREC_TRIGGER) too */
+	if (rec_sess.fe && rec_sess.fe->uftrace_argspec)
+		*arg = rec_sess.fe->uftrace_argspec();
+	if (rec_sess.fe && rec_sess.fe->uftrace_retspec)
+		*ret = rec_sess.fe->uftrace_retspec();
 	*patt = rec_getenv("FLIGHTREC_MATCH");
 	*arg = *arg && **arg ? *arg : NULL;
 	*ret = *ret && **ret ? *ret : NULL;
