@@ -10,6 +10,7 @@
  *     API as FDR mode requires (init with the flags in BENCH_XRAY_FDR, patch; finalize and
  *     flush after the phase), outside the timed phase;
  *   - under flightrec's xray-rt (preloaded, or linked in as libxray-rt.a).
+ * Built with -DBENCH_LOG_ARGS too: tiny() logs its argument (the rows "log-args").
  * N comes from argv, so N=0 is the same binary with the same start-up: per call = (phase(N) -
  * phase(0)) / N, one entry and one exit event each.
  *
@@ -25,7 +26,13 @@ extern int __xray_log_finalize(void) __attribute__((weak));
 extern int __xray_log_flushLog(void) __attribute__((weak));
 extern int __xray_patch(void) __attribute__((weak));
 
+/* -DBENCH_LOG_ARGS: an argument-logging function (a log-args sled; its first argument in an
+ * EnterWithArgs record and a CallArgument) */
+#ifdef BENCH_LOG_ARGS
+__attribute__((noinline, xray_always_instrument, xray_log_args(1))) long tiny(long x)
+#else
 __attribute__((noinline)) long tiny(long x)
+#endif
 {
 	return x * 3 + 1;
 }

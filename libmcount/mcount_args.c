@@ -217,10 +217,66 @@ static int mc_args_resolve(void)
 	return 0;
 }
 
+/* the triggers' argument actions and the lists they join (plain data: no allocation at the
+ * session start) */
+#define MC_SPEC_LIST_MAX 8192
+static char mc_trig_rest[MC_SPEC_LIST_MAX], mc_trig_args[MC_SPEC_LIST_MAX],
+	mc_trig_rets[MC_SPEC_LIST_MAX];
+static char mc_all_args[2 * MC_SPEC_LIST_MAX], mc_all_rets[2 * MC_SPEC_LIST_MAX];
+static int mc_split_done;
+
+/* the triggers' entries of one kind, then the variable's: "" when both are empty */
+static void mc_join(char *out, size_t size, const char *trig, const char *var)
+{
+	rec_snprintf(out, size, "%s%s%s", trig, *trig && var && *var ? ";" : "", var ? var : "");
+}
+
+int mc_args_split_trigger(char *why, size_t len)
+{
+	const char *trig = rec_getenv("FLIGHTREC_TRIGGER");
+	const char *args = rec_getenv("FLIGHTREC_ARGUMENT"), *rets = rec_getenv("FLIGHTREC_RETVAL");
+
+	mc_split_done = 0;
+	mc_trigger_list = NULL;
+	if (!trig || !*trig)
+		return 0;
+	if ((args && strlen(args) >= MC_SPEC_LIST_MAX) ||
+	    (rets && strlen(rets) >= MC_SPEC_LIST_MAX)) {
+		rec_snprintf(why, len, "FLIGHTREC_ARGUMENT/_RETVAL: longer than %d bytes",
+			     MC_SPEC_LIST_MAX - 1);
+		return -1;
+	}
+	if (strlen(trig) >= MC_SPEC_LIST_MAX ||
+	    mc_trigger_split(trig, mc_trig_rest, mc_trig_args, mc_trig_rets, sizeof(mc_trig_rest))) {
+		rec_snprintf(why, len, "FLIGHTREC_TRIGGER: longer than %d bytes",
+			     MC_SPEC_LIST_MAX - 1);
+		return -1;
+	}
+	mc_trigger_list = mc_trig_rest;
+	mc_join(mc_all_args, sizeof(mc_all_args), mc_trig_args, args);
+	mc_join(mc_all_rets, sizeof(mc_all_rets), mc_trig_rets, rets);
+	mc_split_done = 1;
+	return 0;
+}
+
+const char *mc_args_argspec(void)
+{
+	const char *s = mc_split_done ? mc_all_args : rec_getenv("FLIGHTREC_ARGUMENT");
+
+	return s && *s ? s : NULL;
+}
+
+const char *mc_args_retspec(void)
+{
+	const char *s = mc_split_done ? mc_all_rets : rec_getenv("FLIGHTREC_RETVAL");
+
+	return s && *s ? s : NULL;
+}
+
 int mc_args_setup(char *why, size_t len)
 {
-	const char *args = rec_getenv("FLIGHTREC_ARGUMENT");
-	const char *rets = rec_getenv("FLIGHTREC_RETVAL");
+	const char *args = mc_args_argspec();
+	const char *rets = mc_args_retspec();
 	const char *match = rec_getenv("FLIGHTREC_MATCH");
 	const char *autoa = rec_getenv("FLIGHTREC_AUTO_ARGS");
 	int glob = match && !strcmp(match, "glob");

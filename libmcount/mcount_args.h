@@ -36,6 +36,16 @@
 /* any argument or return value to record (set once at the session start) */
 extern uint32_t mc_args_on;
 
+/* FLIGHTREC_TRIGGER's argument actions (argN, fpargN, retval, auto-args: a plain LD_PRELOAD's
+ * -T) taken out into the -A/-R lists, before FLIGHTREC_ARGUMENT's and _RETVAL's entries, as
+ * `flightrec record` and uftrace 0.13 put them; the rest of the list is mc_trigger_list.
+ * Before mc_filter_setup. 0, or -1 with the reason in why (a list too long). */
+int mc_args_split_trigger(char *why, size_t len);
+/* the -A and -R lists recorded by (FLIGHTREC_ARGUMENT/_RETVAL with the triggers' argument
+ * actions), as info must carry them; NULL: none */
+const char *mc_args_argspec(void);
+const char *mc_args_retspec(void);
+
 /* Read FLIGHTREC_ARGUMENT, FLIGHTREC_RETVAL (and FLIGHTREC_MATCH) and resolve them against
  * the modules loaded now; turns the filtering paths on when some function has a spec. 0, or
  * -1 with the reason in why. */

@@ -410,3 +410,96 @@ void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char
 			out->nargs++;
 	}
 }
+
+/* the LEN bytes at S as one more entry of OUT, a ';'-separated list of SIZE bytes; -1 when it
+ * does not fit */
+static int ma_add(char *out, size_t size, const char *s, size_t len)
+{
+	size_t n = strlen(out), sep = n ? 1 : 0;
+
+	if (n + sep + len + 1 > size)
+		return -1;
+	if (sep)
+		out[n++] = ';';
+	memcpy(out + n, s, len);
+	out[n + len] = '\0';
+	return 0;
+}
+
+/* "NAME@LIST" (NLEN and LLEN bytes) as one more entry of OUT */
+static int ma_add_entry(char *out, size_t size, const char *name, size_t nlen, const char *list,
+			size_t llen)
+{
+	char entry[1024];
+
+	if (nlen + 1 + llen + 1 > sizeof(entry))
+		return -1;
+	memcpy(entry, name, nlen);
+	entry[nlen] = '@';
+	memcpy(entry + nlen + 1, list, llen);
+	return ma_add(out, size, entry, nlen + 1 + llen);
+}
+
+/* the action of LEN bytes at A after the ones in LIST (',' between) */
+static int ma_add_action(char *list, size_t size, const char *a, size_t len)
+{
+	size_t n = strlen(list), sep = n ? 1 : 0;
+
+	if (n + sep + len + 1 > size)
+		return -1;
+	if (sep)
+		list[n++] = ',';
+	memcpy(list + n, a, len);
+	list[n + len] = '\0';
+	return 0;
+}
+
+int mc_trigger_split(const char *trig, char *rest, char *args, char *rets, size_t size)
+{
+	const char *p = trig;
+
+	rest[0] = args[0] = rets[0] = '\0';
+	while (p && *p) {
+		const char *end = strchr(p, ';'), *at, *a;
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char items[1024] = "", keep[1024] = "";
+		int rval = 0, autoa = 0;
+		size_t nlen;
+
+		at = memchr(p, '@', len);
+		if (!at) {
+			if (len && ma_add(rest, size, p, len) < 0)
+				return -1;
+			goto next;
+		}
+		nlen = (size_t)(at - p);
+		for (a = at + 1; a < p + len;) {
+			const char *ae = memchr(a, ',', (size_t)(p + len - a));
+			size_t alen = ae ? (size_t)(ae - a) : (size_t)(p + len - a);
+
+			if ((alen >= 3 && !strncasecmp(a, "arg", 3)) ||
+			    (alen >= 5 && !strncasecmp(a, "fparg", 5))) {
+				if (ma_add_action(items, sizeof(items), a, alen) < 0)
+					return -1;
+			} else if (alen >= 6 && !strncasecmp(a, "retval", 6)) {
+				rval = 1;
+			} else if (alen >= 9 && !strncasecmp(a, "auto-args", 9)) {
+				autoa = 1;
+			} else if (alen && ma_add_action(keep, sizeof(keep), a, alen) < 0) {
+				return -1;
+			}
+			a += alen + 1;
+		}
+		if (items[0] && ma_add_entry(args, size, p, nlen, items, strlen(items)) < 0)
+			return -1;
+		if (rval && ma_add_entry(rets, size, p, nlen, "retval", 6) < 0)
+			return -1;
+		if (autoa && (ma_add(args, size, p, nlen) < 0 || ma_add(rets, size, p, nlen) < 0))
+			return -1;
+		if (keep[0] && ma_add_entry(rest, size, p, nlen, keep, strlen(keep)) < 0)
+			return -1;
+next:
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}

@@ -93,6 +93,17 @@ int mc_argspec_module_is(const char *path, const char *module);
 void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char *name,
 		    const uint8_t *module_ok, struct mc_arglist *out);
 
+/*
+ * A trigger list's (-T, FLIGHTREC_TRIGGER) argument actions taken out into -A and -R entries,
+ * as uftrace 0.13's extract_trigger_args moves them into its argspec/retspec: per entry
+ * "NAME@argN,..." (argN and fpargN items as given) into ARGS, "NAME@retval" (its format
+ * dropped, as uftrace saves it) into RETS, auto-args as NAME alone into both; the entry's
+ * other actions stay in REST as "NAME@action,..." (an entry left with none is dropped), an
+ * entry without '@' as it is. Each output is a ';'-separated list, "" when empty. 0, or -1
+ * when an output does not fit its SIZE bytes.
+ */
+int mc_trigger_split(const char *trig, char *rest, char *args, char *rets, size_t size);
+
 #pragma GCC visibility pop
 
 #endif

@@ -1174,6 +1174,7 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 /* ---- --signal ---- */
 
 volatile uint32_t mc_tracing_on = 1;
+const char *mc_trigger_list;
 volatile uint32_t mc_finished;
 
 #define MC_SIG_MAX 8
@@ -1356,6 +1357,9 @@ int mc_filter_setup(char *why, size_t len)
 	mc_spec.has_in = 0;
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		const char *v = rec_getenv(lists[i].var);
+
+		if (lists[i].kind == MC_LIST_TRIGGER && mc_trigger_list)
+			v = mc_trigger_list;
 		if (v && *v &&
 		    mc_filter_parse_more(&mc_spec, v, lists[i].kind, glob, err, sizeof(err)) < 0) {
 			mc_err(why, len, "%s: %s", lists[i].var, err);

@@ -234,6 +234,10 @@ extern volatile uint32_t mc_finished;
 int mc_signal_parse(const char *list, int *sigs, uint32_t *acts, size_t max, char *err,
 		    size_t errlen);
 
+/* FLIGHTREC_TRIGGER as the triggers take it: without its argument actions, which go to
+ * -A/-R (mc_args_split_trigger); NULL: the variable as it is */
+extern const char *mc_trigger_list;
+
 /* Read the FLIGHTREC_* variables above and resolve the patterns against the modules loaded
  * now. 0, or -1 with the reason in why. */
 int mc_filter_setup(char *why, size_t len);

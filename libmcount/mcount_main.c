@@ -39,7 +39,8 @@ static void mc_configured(const struct rec_config *cfg)
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
 {
-	if (mc_filter_setup(why, len) < 0 || mc_args_setup(why, len) < 0)
+	if (mc_args_split_trigger(why, len) < 0 || mc_filter_setup(why, len) < 0 ||
+	    mc_args_setup(why, len) < 0)
 		return -1;
 	/* -P/-U: the patterns now, the patching once the session is active (mc_init) */
 	if (mc_dyn_check(why, len) < 0)
@@ -118,6 +119,8 @@ struct rec_frontend rec_frontend_self_storage = {
 	.formats = mc_formats,
 	.exec_env = mc_exec_env,
 	.encoding = REC_ENC_UFTRACE,
+	.uftrace_argspec = mc_args_argspec,
+	.uftrace_retspec = mc_args_retspec,
 };
 
 /* Does the program import one of our hooks? Programs that do not (a shell started by

@@ -59,6 +59,12 @@ struct rec_frontend {
 	int encoding;
 	/* REC_ENC_FDR: the address of the function with XRay id `fid`, 0 if none */
 	uintptr_t (*fn_addr)(uint32_t fid);
+	/* optional: uftrace's -A and -R specs of the values the front end's records carry, which
+	 * the uftrace sink writes in info (libmcount: FLIGHTREC_ARGUMENT/_RETVAL with the
+	 * triggers' argument actions; xray-rt: a log-args function's first argument); NULL:
+	 * none. Without them, the sink reads FLIGHTREC_ARGUMENT and _RETVAL */
+	const char *(*uftrace_argspec)(void);
+	const char *(*uftrace_retspec)(void);
 	/* optional, REC_ENC_FDR: the XRay log at `log` is written; write what names its ids
 	 * beside it if its own executable's map cannot (<log>.yaml). 0, or -1 on failure */
 	int (*instr_map)(const char *log);

@@ -208,6 +208,8 @@ uint32_t xr_dso_count(void);
 /* <log>.yaml, the instrumentation map of every object, when there are shared objects (the
  * sink calls it once the log is written): 0, or -1 when it could not be written */
 int xr_write_objects_map(const char *log);
+/* uftrace's -A spec of our log-args entries' arguments (".@arg1"), NULL when no sled logs one */
+const char *xr_uftrace_argspec(void);
 /* the patching lock (xray_api.c: one patching call at a time), waiting for it */
 void xr_patch_lock(void);
 void xr_patch_unlock(void);

@@ -160,6 +160,7 @@ struct rec_frontend rec_frontend_self_storage = {
 	.encoding = REC_ENC_FDR,
 	.fn_addr = xr_fn_addr,
 	.instr_map = xr_write_objects_map,
+	.uftrace_argspec = xr_uftrace_argspec,
 	.lost_per_hook = 2, /* entry hooks: the entry, and its exit (no frame pushed) */
 	.image_end = xr_finish,
 	.thread_exit = xr_thread_exit,

@@ -1049,6 +1049,35 @@ uint32_t xr_dso_count(void)
 	return __atomic_load_n(&xr_nobjs, __ATOMIC_ACQUIRE) - 1;
 }
 
+/* any log-args sled in a map */
+static int xr_map_logs_args(const struct xr_map *m)
+{
+	for (size_t i = 0; i < m->count; i++)
+		if (m->sleds[i].kind == XR_SLED_LOG_ARGS)
+			return 1;
+	return 0;
+}
+
+/*
+ * uftrace's -A spec of the arguments a uftrace.data written from our records carries: every
+ * log-args entry's first argument is a payload (sink_uftrace), laid out by "arg1" (8 bytes,
+ * shown as uftrace shows a long). "." matches every function: only the entries that have the
+ * payload (the `more` bit) are read by it, and no list of names can fall short of a function
+ * (a payload with no spec would make the trace unreadable). NULL when no object found so far
+ * has a log-args sled, so the info of such a program is as before.
+ */
+const char *xr_uftrace_argspec(void)
+{
+	uint32_t nobjs = __atomic_load_n(&xr_nobjs, __ATOMIC_ACQUIRE);
+
+	if (xr_map_state > 0 && xr_map_logs_args(&xr_map))
+		return ".@arg1";
+	for (uint32_t k = 1; k < nobjs; k++)
+		if (xr_objs[k] && xr_map_logs_args(&xr_objs[k]->map))
+			return ".@arg1";
+	return NULL;
+}
+
 /* one function's two lines of <log>.yaml: its id, its address in its file, its name */
 static int xr_map_fn(int fd, uint32_t id, uintptr_t fn, uintptr_t bias)
 {

@@ -10,6 +10,8 @@
  * named track gets its thread_name (and its process's process_name) from the reader; an
  * instant is {"ph":"i","s":"t"} (thread-scoped), a counter sample {"ph":"C"} with one series
  * in args (Chrome keys counters by process and name: readers put the track in the name).
+ * A call's recorded values (uftrace's -A/-R) go in its B's and E's args, under the keys
+ * `uftrace dump --chrome` uses: {"arguments":"(7, -42)"} and {"retval":"-35"}.
  * An E repeats its B's name: Perfetto closes the innermost B without it, but speedscope's
  * import ignores an E whose name is not its B's, leaving every frame open to the end. So
  * the names of the open frames are kept, innermost last, in one buffer (bounded by
@@ -104,7 +106,7 @@ static int cvc_push(struct cvc *c, const char *name)
 	return 0;
 }
 
-static int cvc_enter(void *w, uint64_t ns, const char *name)
+static int cvc_enter_args(void *w, uint64_t ns, const char *name, const char *args)
 {
 	struct cvc *c = w;
 
@@ -113,12 +115,20 @@ static int cvc_enter(void *w, uint64_t ns, const char *name)
 	cvc_sep(c);
 	fputs("{\"name\":\"", c->out);
 	conv_json_str(c->out, name);
-	fprintf(c->out, "\",\"ph\":\"B\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}",
-		ns / 1000, (unsigned)(ns % 1000), c->pid, c->tid);
+	fprintf(c->out, "\",\"ph\":\"B\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d", ns / 1000,
+		(unsigned)(ns % 1000), c->pid, c->tid);
+	if (args)
+		fprintf(c->out, ",\"args\":{%s}", args);
+	fputc('}', c->out);
 	return ferror(c->out) ? -1 : 0;
 }
 
-static int cvc_exit(void *w, uint64_t ns)
+static int cvc_enter(void *w, uint64_t ns, const char *name)
+{
+	return cvc_enter_args(w, ns, name, NULL);
+}
+
+static int cvc_exit_args(void *w, uint64_t ns, const char *args)
 {
 	struct cvc *c = w;
 
@@ -131,9 +141,17 @@ static int cvc_exit(void *w, uint64_t ns)
 	} else {
 		fputc('{', c->out);
 	}
-	fprintf(c->out, "\"ph\":\"E\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d}", ns / 1000,
+	fprintf(c->out, "\"ph\":\"E\",\"ts\":%" PRIu64 ".%03u,\"pid\":%d,\"tid\":%d", ns / 1000,
 		(unsigned)(ns % 1000), c->pid, c->tid);
+	if (args)
+		fprintf(c->out, ",\"args\":{%s}", args);
+	fputc('}', c->out);
 	return ferror(c->out) ? -1 : 0;
+}
+
+static int cvc_exit(void *w, uint64_t ns)
+{
+	return cvc_exit_args(w, ns, NULL);
 }
 
 static int cvc_instant(void *w, uint64_t ns, const char *name, const char *args)
@@ -198,4 +216,6 @@ const struct conv_writer conv_chrome = {
 	.instant = cvc_instant,
 	.counter = cvc_counter,
 	.finish = cvc_finish,
+	.enter_args = cvc_enter_args,
+	.exit_args = cvc_exit_args,
 };

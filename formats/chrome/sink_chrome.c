@@ -5,7 +5,8 @@
  * Output: <dir>/<program>.json (rec_outname.h: a fork child, or a process that finds the name
  * taken, adds .<pid>), one object:
  *   {"traceEvents":[
- *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},     a function's entry
+ *   {"name":"f","ph":"B","ts":12.345,"pid":P,"tid":T},     a function's entry (an XRay
+ *                                  log-args one: its argument in "args":{"arguments":"(7)"})
  *   {"name":"f","ph":"E","ts":12.400,"pid":P,"tid":T},     its exit (the innermost open B,
  *                                                          named as speedscope wants it)
  *   {"name":"flightrec: N events lost","ph":"i","s":"t",...} where the ring lost events
@@ -140,21 +141,43 @@ static void chrome_name(char *out, size_t size, uintptr_t addr)
 	chrome_json_str(out, size, raw);
 }
 
+/*
+ * An XRay log-args entry's argument as the B's args, the way `uftrace dump --chrome` writes an
+ * "arg1" (uftrace's auto format of a long: decimal, hex past +-100000, a negative int held in
+ * 4 bytes in decimal): ,"args":{"arguments":"(-10)"}; "" for an entry without one.
+ */
+static void chrome_arg_text(char *out, size_t size, const struct fn_ev *ev)
+{
+	uint64_t v = ev->arg;
+	long long sv = (long long)v;
+
+	if (!ev->has_arg)
+		out[0] = '\0';
+	else if ((sv > 100000 || sv < -100000) && v > 0xffff0000ull && v <= 0xffffffffull)
+		rec_snprintf(out, size, ",\"args\":{\"arguments\":\"(%d)\"}", (int)(uint32_t)v);
+	else if (sv > 100000 || sv < -100000)
+		rec_snprintf(out, size, ",\"args\":{\"arguments\":\"(0x%llx)\"}",
+			     (unsigned long long)v);
+	else
+		rec_snprintf(out, size, ",\"args\":{\"arguments\":\"(%lld)\"}", sv);
+}
+
 static void chrome_ev(void *arg, const struct fn_ev *ev)
 {
 	struct chrome_arg *a = arg;
 	struct xcode *x = a->x;
-	char line[CHROME_EVENT_MAX], name[1100];
+	char line[CHROME_EVENT_MAX], name[1100], args[64];
 	unsigned long long us = ev->ns / 1000, frac = ev->ns % 1000;
 	size_t n;
 
 	x->last_ns = ev->ns;
 	if (ev->kind == FN_ENTRY) {
 		chrome_name(name, sizeof(name), ev->addr);
+		chrome_arg_text(args, sizeof(args), ev);
 		n = rec_snprintf(line, sizeof(line),
 				 "{\"name\":\"%s\",\"ph\":\"B\",\"ts\":%llu.%03llu,\"pid\":%d,"
-				 "\"tid\":%d},\n",
-				 name, us, frac, a->pid, a->tid);
+				 "\"tid\":%d%s},\n",
+				 name, us, frac, a->pid, a->tid, args);
 		if (x->depth < x->cap)
 			x->stack[x->depth] = ev->addr;
 		x->depth++;

@@ -119,7 +119,7 @@ int conv_holds_points(const struct conv_writer *wr)
 	return wr->instant && wr->counter;
 }
 
-int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name)
+int conv_enter_args(struct conv_stream *cs, uint64_t ns, const char *name, const char *args)
 {
 	if (cs->err || !cs->in_thread)
 		return -1;
@@ -130,10 +130,22 @@ int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name)
 	}
 	cs->depth++;
 	cs->events++;
+	if (args && cs->wr->enter_args)
+		return conv_ret(cs, cs->wr->enter_args(cs->w, ns, name, args));
 	return conv_ret(cs, cs->wr->enter(cs->w, ns, name));
 }
 
+int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name)
+{
+	return conv_enter_args(cs, ns, name, NULL);
+}
+
 int conv_exit(struct conv_stream *cs, uint64_t ns)
+{
+	return conv_exit_args(cs, ns, NULL);
+}
+
+int conv_exit_args(struct conv_stream *cs, uint64_t ns, const char *args)
 {
 	if (cs->err || !cs->in_thread)
 		return -1;
@@ -148,6 +160,8 @@ int conv_exit(struct conv_stream *cs, uint64_t ns)
 	}
 	cs->depth--;
 	cs->events++;
+	if (args && cs->wr->exit_args)
+		return conv_ret(cs, cs->wr->exit_args(cs->w, ns, args));
 	return conv_ret(cs, cs->wr->exit(cs->w, ns));
 }
 

@@ -42,6 +42,11 @@ struct conv_writer {
 	int keeps_names;
 	/* a writer of a directory (open is NULL): DIR exists, empty; TITLE names the program */
 	void *(*open_dir)(const char *dir, const char *title);
+	/* enter and exit with the call's values (uftrace's -A/-R): ARGS, the members of a JSON
+	 * object ("\"arguments\":\"(7)\""). NULL op: the format has no place for them, and
+	 * enter/exit are called without */
+	int (*enter_args)(void *w, uint64_t ns, const char *name, const char *args);
+	int (*exit_args)(void *w, uint64_t ns, const char *args);
 };
 
 extern const struct conv_writer conv_chrome, conv_speedscope, conv_folded, conv_uftrace;
@@ -72,6 +77,10 @@ int conv_thread(struct conv_stream *cs, int pid, int tid);
 int conv_track(struct conv_stream *cs, int pid, int tid, const char *pname, const char *tname);
 int conv_enter(struct conv_stream *cs, uint64_t ns, const char *name);
 int conv_exit(struct conv_stream *cs, uint64_t ns);
+/* the same with the call's values (ARGS as the writer's enter_args/exit_args take them, or
+ * NULL); a writer without a place for them gets the plain call */
+int conv_enter_args(struct conv_stream *cs, uint64_t ns, const char *name, const char *args);
+int conv_exit_args(struct conv_stream *cs, uint64_t ns, const char *args);
 int conv_instant(struct conv_stream *cs, uint64_t ns, const char *name, const char *args);
 int conv_counter(struct conv_stream *cs, uint64_t ns, const char *name, const char *series,
 		 double value);

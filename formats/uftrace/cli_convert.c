@@ -7,7 +7,9 @@
  * before a LOST record, or in a forked child's parent) is left out. A LOST record ends the
  * thread's open frames there: what follows it may sit at any depth. EVENT records are not
  * function calls and are skipped. The directory is read leniently, as dump and stats read
- * it: the first broken rule is printed at the end and the exit status is then 1.
+ * it: the first broken rule is printed at the end and the exit status is then 1. Values
+ * recorded with -A/-R reach the writers that have a place for them (Chrome's args), written
+ * as `uftrace dump --chrome` writes them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +20,30 @@
 #include "formats/uftrace/cli_uftrace.h"
 #include "formats/uftrace/read_uftrace.h"
 
+/*
+ * The values a record carries (-A/-R), as the members of the event's JSON args under uftrace's
+ * keys ("arguments", "retval"), in VALS; NULL when it has none (or they cannot be read: the
+ * call is still converted). uftrace writes its text into a 2048-byte buffer.
+ */
+static const char *convert_values(struct ufr_data *d, const struct ufr_thread *t,
+				  const struct ufr_rec *rec, char *vals, size_t len)
+{
+	static char text[2048];
+	int n;
+
+	if (!rec->more || ufr_args_format_json(d, t, rec, text, sizeof(text)) < 0)
+		return NULL;
+	n = snprintf(vals, len, "\"%s\":\"%s\"", rec->type == UFR_ENTRY ? "arguments" : "retval",
+		     text);
+	return n > 0 && (size_t)n < len ? vals : NULL;
+}
+
 static int convert_thread(struct ufr_data *d, struct ufr_thread *t, struct conv_stream *cs,
 			  struct ufcli_addr_cache *cache, struct rd_error *first)
 {
 	static unsigned depths[CONV_MAX_DEPTH];
+	static char vals[2048 + 32];
+	const char *args;
 	struct ufr_dat_iter it;
 	struct ufr_rec rec;
 	struct rd_error ierr;
@@ -42,8 +64,10 @@ static int convert_thread(struct ufr_data *d, struct ufr_thread *t, struct conv_
 		if (rec.type == UFR_ENTRY) {
 			if (n < CONV_MAX_DEPTH)
 				depths[n++] = rec.depth;
-			if (conv_enter(cs, rec.time,
-				       ufcli_entry_name(d, t, &rec, cache, buf, sizeof(buf))) < 0)
+			args = convert_values(d, t, &rec, vals, sizeof(vals));
+			if (conv_enter_args(cs, rec.time,
+					    ufcli_entry_name(d, t, &rec, cache, buf, sizeof(buf)),
+					    args) < 0)
 				goto fail;
 		} else if (rec.type == UFR_EXIT) {
 			while (n && depths[n - 1] > rec.depth) {
@@ -53,7 +77,8 @@ static int convert_thread(struct ufr_data *d, struct ufr_thread *t, struct conv_
 			}
 			if (n && depths[n - 1] == rec.depth) {
 				n--;
-				if (conv_exit(cs, rec.time) < 0)
+				args = convert_values(d, t, &rec, vals, sizeof(vals));
+				if (conv_exit_args(cs, rec.time, args) < 0)
 					goto fail;
 			}
 		} else if (rec.type == UFR_LOST) {

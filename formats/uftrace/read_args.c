@@ -644,8 +644,121 @@ static void args_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 		*pos = *pos + (size_t)n < len ? *pos + (size_t)n : len;
 }
 
-int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
-		    char *buf, size_t len)
+/* C as uftrace 0.13's print_json_escaped_char writes it into dump --chrome's strings (its
+ * control-character escapes keep a doubled backslash, as it writes them) */
+static void args_put_json_char(char *buf, size_t len, size_t *pos, unsigned char c)
+{
+	if (c == '\n')
+		args_put(buf, len, pos, "\\\\n");
+	else if (c == '\t')
+		args_put(buf, len, pos, "\\\\t");
+	else if (c == '\\')
+		args_put(buf, len, pos, "\\\\");
+	else if (c == '"')
+		args_put(buf, len, pos, "\\\"");
+	else if (c >= 0x20 && c < 0x7f)
+		args_put(buf, len, pos, "%c", c);
+	else
+		args_put(buf, len, pos, "\\\\x%02x", c);
+}
+
+/*
+ * One integer-like value as uftrace 0.13's get_argspec_string prints it ("%#" conversions of
+ * the value zero-extended from SIZE bytes into a long): auto ('d') and unsigned values past
+ * 100000 in hex, except an auto value that is a negative int in 4 bytes; hex without a 0x
+ * for 0 (what "%#x" does).
+ */
+static void args_put_uftrace_int(char *buf, size_t len, size_t *pos, char fmt, uint64_t x,
+				 unsigned size)
+{
+	int64_t v = (int64_t)x;
+
+	switch (fmt) {
+	case 'd':
+		if (v > 100000 || v < -100000) {
+			if (x > 0xffff0000ull && x <= 0xffffffffull)
+				args_put(buf, len, pos, "%d", (int)(uint32_t)x);
+			else
+				args_put(buf, len, pos, x ? "%#" PRIx64 : "0", x);
+			return;
+		}
+		break;
+	case 'u':
+		if (x > 100000)
+			args_put(buf, len, pos, "%#" PRIx64, x);
+		else
+			args_put(buf, len, pos, "%" PRIu64, x);
+		return;
+	case 'x':
+		args_put(buf, len, pos, x ? "%#" PRIx64 : "0", x);
+		return;
+	default:
+		break;
+	}
+	/* signed, at its own size ("%#hhd" of a byte) */
+	if (size < 8 && size > 0 && (x >> (8 * size - 1)) & 1)
+		v = (int64_t)(x | ~0ull << (8 * size));
+	args_put(buf, len, pos, "%" PRId64, v);
+}
+
+/*
+ * One non-string value A at V as uftrace 0.13's get_argspec_string writes it for dump
+ * --chrome: floats "%#f"; a char JSON-escaped in quotes; a pointer as "&symbol" where it
+ * points into a function the reader can name, else in hex ("0" for NULL); a struct passed by
+ * value "{...}"; integers by args_put_uftrace_int.
+ */
+static void args_put_uftrace(struct ufr_data *d, const struct ufr_thread *t,
+			     const struct ufr_rec *rec, const struct arg_item *a, const uint8_t *v,
+			     bool big, char *buf, size_t len, size_t *pos)
+{
+	unsigned size = a->size;
+	uint64_t x = args_int(v, size, big, false);
+	const char *sym;
+
+	switch (a->fmt) {
+	case 'f':
+		if (size == 4) {
+			uint32_t w = (uint32_t)x;
+			float f;
+
+			memcpy(&f, &w, 4);
+			args_put(buf, len, pos, "%#f", f);
+		} else if (size == 8) {
+			double f;
+
+			memcpy(&f, &x, 8);
+			args_put(buf, len, pos, "%#f", f);
+		} else {
+			long double f = 0;
+
+			memcpy(&f, v, size < sizeof(f) ? size : sizeof(f));
+			args_put(buf, len, pos, "%#Lf", f);
+		}
+		break;
+	case 'c':
+		args_put(buf, len, pos, "'");
+		args_put_json_char(buf, len, pos, (unsigned char)x);
+		args_put(buf, len, pos, "'");
+		break;
+	case 'p':
+		sym = x ? ufr_symbolize(d, t, rec->time, x) : NULL;
+		if (sym)
+			args_put(buf, len, pos, "&%s", sym);
+		else
+			args_put(buf, len, pos, x ? "%#" PRIx64 : "0", x);
+		break;
+	case 't':
+		args_put(buf, len, pos, size ? "{...}" : "{}");
+		break;
+	default:
+		args_put_uftrace_int(buf, len, pos, a->fmt, x, size);
+		break;
+	}
+}
+
+/* uftrace: the values as `uftrace dump --chrome` writes them (ufr_args_format_json) */
+static int args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+		       char *buf, size_t len, bool uftrace)
 {
 	struct ufr_argspecs *as = d->argspecs;
 	const struct arg_item *items;
@@ -653,6 +766,7 @@ int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct
 	const char *name;
 	size_t nr, off = 0, pos = 0, avail = rec->payload_len;
 	bool want_ret = rec->type == UFR_EXIT, big = d->info.hdr.endian == 2, first = true;
+	bool paren = uftrace && !want_ret;
 
 	if (!len)
 		return -1;
@@ -663,12 +777,17 @@ int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct
 	if (!name)
 		return -1;
 	items = specs_for(as, name, &nr);
+	if (paren)
+		args_put(buf, len, &pos, "(");
 	for (size_t i = 0; i < nr; i++) {
 		const struct arg_item *a = &items[i];
 		size_t size = a->size;
 
 		if (a->retval != want_ret || a->size == 0)
 			continue;
+		/* uftrace reads only the first return value spec */
+		if (uftrace && want_ret && !first)
+			break;
 		args_put(buf, len, &pos, "%s", first ? "" : ", ");
 		first = false;
 		if (a->str) {
@@ -678,17 +797,33 @@ int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct
 			off += 2;
 			if (off + size > avail)
 				return -1;
-			args_put(buf, len, &pos, "\"");
-			for (size_t k = 0; k < size; k++) {
-				unsigned char c = p[off + k];
-				if (c == '"' || c == '\\')
-					args_put(buf, len, &pos, "\\%c", c);
-				else if (c < 0x20 || c >= 0x7f)
-					args_put(buf, len, &pos, "\\x%02x", c);
-				else
-					args_put(buf, len, &pos, "%c", c);
+			if (uftrace && size == 4 && !memcmp(p + off, "\xff\xff\xff\xff", 4)) {
+				args_put(buf, len, &pos, "NULL");
+			} else if (uftrace) {
+				/* up to the first NUL, as uftrace's loop over a C string */
+				args_put(buf, len, &pos, "\\\"");
+				for (size_t k = 0; k < size && p[off + k]; k++)
+					args_put_json_char(buf, len, &pos, p[off + k]);
+				args_put(buf, len, &pos, "\\\"");
+			} else {
+				args_put(buf, len, &pos, "\"");
+				for (size_t k = 0; k < size; k++) {
+					unsigned char c = p[off + k];
+					if (c == '"' || c == '\\')
+						args_put(buf, len, &pos, "\\%c", c);
+					else if (c < 0x20 || c >= 0x7f)
+						args_put(buf, len, &pos, "\\x%02x", c);
+					else
+						args_put(buf, len, &pos, "%c", c);
+				}
+				args_put(buf, len, &pos, "\"");
 			}
-			args_put(buf, len, &pos, "\"");
+			if (uftrace && a->fmt == 'S')
+				args_put(buf, len, &pos, "s");
+		} else if (uftrace) {
+			if (off + size > avail)
+				return -1;
+			args_put_uftrace(d, t, rec, a, p + off, big, buf, len, &pos);
 		} else {
 			const uint8_t *v = p + off;
 			uint64_t x;
@@ -751,5 +886,19 @@ int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct
 		}
 		off = align(off + size, 4);
 	}
+	if (paren)
+		args_put(buf, len, &pos, ")");
 	return first ? -1 : 0;
+}
+
+int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+		    char *buf, size_t len)
+{
+	return args_format(d, t, rec, buf, len, false);
+}
+
+int ufr_args_format_json(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+			 char *buf, size_t len)
+{
+	return args_format(d, t, rec, buf, len, true);
 }

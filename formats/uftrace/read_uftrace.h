@@ -451,5 +451,11 @@ const char *ufr_symbolize(struct ufr_data *d, const struct ufr_thread *t, uint64
  * the record has none or it cannot be read (BUF then holds what was decoded). */
 int ufr_args_format(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
 		    char *buf, size_t len);
+/* The same values as uftrace 0.13's `uftrace dump --chrome` writes them in an event's "args"
+ * (the contents of a JSON string: "(7, \"flightrec\", 1.500000)" for an ENTRY, "-35" for an
+ * EXIT), so that a converted trace shows what uftrace's own conversion shows; 0, or -1 as
+ * ufr_args_format. */
+int ufr_args_format_json(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *rec,
+			 char *buf, size_t len);
 
 #endif /* FLIGHTREC_UFTRACE_READER_H */

@@ -28,7 +28,9 @@
  * records instead of copying it: the time in ns (the TSC converted), the function's address
  * from the XRay id, the call depth from the thread's open frames; frames deeper than uftrace's
  * 10-bit depth field are left out and counted in a LOST record, as libmcount does with its
- * 1024-frame shadow stack; what the front end lost is a LOST record as usual.
+ * 1024-frame shadow stack; what the front end lost is a LOST record as usual. An XRay
+ * log-args entry's argument becomes the entry's payload, laid out by the spec the front end
+ * gives for info (uftrace_argspec: "arg1", 8 bytes), so uftrace replays it as bs_arg(10).
  */
 #include "formats/uftrace/sink_uftrace.h"
 #include "librecord/rec_session.h"
@@ -183,14 +185,30 @@ static void uftrace_write_module_sym(int dirfd, const char *path)
 		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
 }
 
-/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them, "" as none; -a */
+static int uftrace_xcoding(void);
+
+/* libmcount's -A/-R specs (mcount_args.c) as the environment gave them (with -T's argument
+ * actions), "" as none; -a. A front end whose records the sink transcodes gives its own
+ * (xray-rt: log-args entries) */
 static void uftrace_specs(const char **arg, const char **ret, const char **patt, int *autoa)
 {
 	const char *a = rec_getenv("FLIGHTREC_AUTO_ARGS");
 
+	if (uftrace_xcoding()) {
+		*arg = rec_sess.fe->uftrace_argspec ? rec_sess.fe->uftrace_argspec() : NULL;
+		*ret = NULL;
+		*patt = *arg ? "regex" : NULL;
+		*autoa = 0;
+		return;
+	}
 	*autoa = a && *a && strcmp(a, "0");
 	*arg = rec_getenv("FLIGHTREC_ARGUMENT");
 	*ret = rec_getenv("FLIGHTREC_RETVAL");
+	/* libmcount: -T's argument actions (a plain LD_PRELOAD's FLIGHTREC_TRIGGER) too */
+	if (rec_sess.fe && rec_sess.fe->uftrace_argspec)
+		*arg = rec_sess.fe->uftrace_argspec();
+	if (rec_sess.fe && rec_sess.fe->uftrace_retspec)
+		*ret = rec_sess.fe->uftrace_retspec();
 	*patt = rec_getenv("FLIGHTREC_MATCH");
 	*arg = *arg && **arg ? *arg : NULL;
 	*ret = *ret && **ret ? *ret : NULL;
@@ -309,7 +327,7 @@ static void uftrace_xcode_lost(struct xcode *x, uint64_t lost)
 /* Frames deeper than the 10-bit depth field can say are left out, as libmcount leaves them
  * (its shadow stack holds 1024 frames), and told as a LOST record where the stream goes on. */
 static void uftrace_xcode_put(struct xcode *x, unsigned type, uint32_t depth, uint64_t addr,
-			      uint64_t ns)
+			      uint64_t ns, const uint64_t *arg)
 {
 	struct uftrace_record r = { ns, uftrace_record_word(type, depth, addr) };
 	uint8_t *p;
@@ -322,9 +340,15 @@ static void uftrace_xcode_put(struct xcode *x, unsigned type, uint32_t depth, ui
 		uftrace_xcode_lost(x, x->dropped);
 		x->dropped = 0;
 	}
-	p = xcode_room(x, sizeof(r));
+	/* an XRay log-args entry: its argument as the payload of uftrace's "arg1" (8 bytes, the
+	 * `more` bit set), which info's argspec lays out (uftrace_specs) */
+	if (arg)
+		r.word |= UFTRACE_RECORD_MORE;
+	p = xcode_room(x, sizeof(r) + (arg ? 8 : 0));
 	memcpy(p, &r, sizeof(r));
-	x->len += sizeof(r);
+	if (arg)
+		memcpy(p + sizeof(r), arg, 8);
+	x->len += sizeof(r) + (arg ? 8 : 0);
 	x->events++;
 }
 
@@ -337,14 +361,15 @@ static void uftrace_xcode_ev(void *arg, const struct fn_ev *ev)
 		if (x->depth < x->cap)
 			x->stack[x->depth] = addr;
 		if (addr)
-			uftrace_xcode_put(x, UFTRACE_ENTRY, x->depth, addr, ev->ns);
+			uftrace_xcode_put(x, UFTRACE_ENTRY, x->depth, addr, ev->ns,
+					  ev->has_arg ? &ev->arg : NULL);
 		x->depth++;
 	} else if (x->depth) {
 		x->depth--;
 		if (x->depth < x->cap)
 			addr = x->stack[x->depth]; /* the entry's: uftrace pairs them by depth */
 		if (addr)
-			uftrace_xcode_put(x, UFTRACE_EXIT, x->depth, addr, ev->ns);
+			uftrace_xcode_put(x, UFTRACE_EXIT, x->depth, addr, ev->ns, NULL);
 	}
 	/* an exit with no open frame (its entry before a gap) is left out */
 }

@@ -19,6 +19,7 @@ enum uftrace_rec_type {
 };
 
 #define UFTRACE_RECORD_MAGIC 5u
+#define UFTRACE_RECORD_MORE (1ull << 2) /* an argument/return value payload follows */
 #define UFTRACE_DEPTH_MAX 1023u
 #define UFTRACE_ADDR_MASK ((1ull << 48) - 1)
 

@@ -31,6 +31,8 @@ static long fn_decode_uftrace(struct fn_decoder *d, const uint8_t *p, size_t len
 		ev.fid = 0;
 		ev.cpu = 0;
 		ev.kind = type == 0 ? FN_ENTRY : FN_EXIT;
+		ev.has_arg = 0;
+		ev.arg = 0;
 		cb(arg, &ev);
 		n++;
 	}
@@ -63,6 +65,14 @@ static long fn_decode_fdr(struct fn_decoder *d, const uint8_t *p, size_t len, fn
 			ev.addr = d->fn_addr ? d->fn_addr(ev.fid) : 0;
 			ev.cpu = d->cpu;
 			ev.kind = (type == 0 || type == 3) ? FN_ENTRY : FN_EXIT;
+			ev.has_arg = 0;
+			ev.arg = 0;
+			/* an entry with an argument: its CallArgument follows (xr_write_fn writes
+			 * both in one reservation), and is skipped as metadata after */
+			if (type == 3 && len - off >= 8 + 16 && (r[8] & 1) && r[8] >> 1 == 6) {
+				memcpy(&ev.arg, r + 9, 8);
+				ev.has_arg = 1;
+			}
 			cb(arg, &ev);
 			n++;
 			off += 8;

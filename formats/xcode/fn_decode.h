@@ -11,7 +11,9 @@
  *                    lost_before)
  *   REC_ENC_FDR      xray-rt: XRay FDR records; every chunk starts with a NewCPUId (the time
  *                    base), function records carry a TSC delta and an id, which the front
- *                    end's fn_addr turns into the function's address
+ *                    end's fn_addr turns into the function's address; an EnterWithArgs
+ *                    record's CallArgument (written with it, in the same chunk) comes with
+ *                    its entry as has_arg/arg
  *   REC_ENC_TP       tracepoint frames (rec_tp.h): no function events
  */
 #ifndef REC_DECODE_H
@@ -37,6 +39,8 @@ struct fn_ev {
 	uint32_t fid;	/* FDR: the XRay function id; uftrace: 0 */
 	uint16_t cpu;	/* FDR: from the last NewCPUId; uftrace: 0 */
 	uint8_t kind;	/* enum fn_kind */
+	uint8_t has_arg; /* FDR: an entry with an argument (xray_log_args), in arg */
+	uint64_t arg;	 /* FDR: the CallArgument after its EnterWithArgs record */
 };
 
 /* per-thread decoding state (the sink keeps one per thread) */

@@ -84,6 +84,7 @@ static int log_finish(void *w)
 
 static const struct conv_writer logwriter = {
 	"log", "test", log_open, log_thread, log_enter, log_exit, log_finish, NULL, NULL, 0, NULL,
+	NULL, NULL,
 };
 
 static void test_stream_repairs(void **state)
@@ -259,6 +260,49 @@ static void test_points_frames_only(void **state)
 	free(s);
 }
 
+/* a call with its values (uftrace's -A/-R): in the B's and E's args where the writer has a
+ * place for them, the plain frames elsewhere; an exit with no frame stays dropped */
+static char *convert_args(const struct conv_writer *wr, struct conv_stream *cs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	assert_int_equal(conv_open(cs, wr, out, "a"), 0);
+	assert_int_equal(conv_thread(cs, 3, 4), 0);
+	assert_int_equal(conv_enter_args(cs, 1000, "f", "\"arguments\":\"(7, \\\"s\\\")\""), 0);
+	assert_int_equal(conv_enter_args(cs, 1100, "g", NULL), 0);
+	assert_int_equal(conv_exit_args(cs, 1200, NULL), 0);
+	assert_int_equal(conv_exit_args(cs, 1300, "\"retval\":\"-35\""), 0);
+	assert_int_equal(conv_exit_args(cs, 1400, "\"retval\":\"1\""), 0);
+	assert_int_equal(conv_finish(cs), 0);
+	fclose(out);
+	return buf;
+}
+
+static void test_args(void **state)
+{
+	struct conv_stream cs;
+	char *s = convert_args(&conv_chrome, &cs);
+
+	(void)state;
+	assert_non_null(strstr(s, "{\"name\":\"f\",\"ph\":\"B\",\"ts\":1.000,\"pid\":3,\"tid\":4,"
+				  "\"args\":{\"arguments\":\"(7, \\\"s\\\")\"}}"));
+	assert_non_null(strstr(s, "{\"name\":\"g\",\"ph\":\"B\",\"ts\":1.100,\"pid\":3,"
+				  "\"tid\":4}"));
+	assert_non_null(strstr(s, "{\"name\":\"g\",\"ph\":\"E\",\"ts\":1.200,\"pid\":3,"
+				  "\"tid\":4}"));
+	assert_non_null(strstr(s, "{\"name\":\"f\",\"ph\":\"E\",\"ts\":1.300,\"pid\":3,\"tid\":4,"
+				  "\"args\":{\"retval\":\"-35\"}}"));
+	assert_null(strstr(s, "\"retval\":\"1\""));
+	assert_int_equal(cs.dropped_exits, 1);
+	free(s);
+	s = convert_args(&conv_folded, &cs);
+	assert_string_equal(s, "f 200\nf;g 100\n");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_folded),	       cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_speedscope),     cmocka_unit_test(test_points_chrome),
 		cmocka_unit_test(test_points_frames_only),
+		cmocka_unit_test(test_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

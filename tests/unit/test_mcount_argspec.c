@@ -325,6 +325,36 @@ static void test_auto_merge(void **state)
 	assert_int_equal(l.n, 0);
 }
 
+/* -T's argument actions into -A/-R, as flightrec record's split and uftrace's
+ * extract_trigger_args put them */
+static void test_trigger_split(void **state)
+{
+	char rest[256], args[256], rets[256], small[16];
+
+	(void)state;
+	assert_int_equal(mc_trigger_split("atoi@arg1/s,retval/i32;mprotect@arg2,arg3/x,depth=1;"
+					  "main@trace-on;strcmp@trace-on,auto-args;f@FPARG1,RETVAL;"
+					  "g@read=pmu-cycle;h@depth=2",
+					  rest, args, rets, sizeof(rest)),
+			 0);
+	assert_string_equal(args, "atoi@arg1/s;mprotect@arg2,arg3/x;strcmp;f@FPARG1");
+	assert_string_equal(rets, "atoi@retval;strcmp;f@retval");
+	/* read= stays a trigger (refused there); an entry without '@' stays as it is */
+	assert_string_equal(rest, "mprotect@depth=1;main@trace-on;strcmp@trace-on;"
+				  "g@read=pmu-cycle;h@depth=2");
+	assert_int_equal(mc_trigger_split("main;;x@arg1", rest, args, rets, sizeof(rest)), 0);
+	assert_string_equal(rest, "main");
+	assert_string_equal(args, "x@arg1");
+	assert_string_equal(rets, "");
+	assert_int_equal(mc_trigger_split("", rest, args, rets, sizeof(rest)), 0);
+	assert_string_equal(rest, "");
+	assert_string_equal(args, "");
+	/* an output past its room: refused, never cut */
+	assert_int_equal(mc_trigger_split("a_long_function_name@arg1", small, small, small,
+					  sizeof(small)),
+			 -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_autoargs_table),
 		cmocka_unit_test(test_auto_merge),
+		cmocka_unit_test(test_trigger_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
