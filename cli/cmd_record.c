@@ -692,90 +692,36 @@ static int add_spec(char **list, const char *item)
 
 /*
  * -T's argument actions (argN, fpargN, retval, auto-args), taken out of the triggers into -A
- * and -R as uftrace 0.13's extract_trigger_args puts them into its argspec/retspec: per entry
- * "NAME@argN,..." (the items as given), "NAME@retval" (its format dropped, as uftrace saves
- * it), and auto-args as NAME alone in both (the table's prototype), those of the triggers
- * first. An entry left with no action is dropped; the others keep theirs. 0, or -1 (no
- * memory).
+ * and -R as uftrace 0.13's extract_trigger_args puts them into its argspec/retspec, by the
+ * rule a plain preload's FLIGHTREC_TRIGGER uses (mc_trigger_split), the triggers' specs before
+ * -A's and -R's. 0, or -1 (no memory).
  */
 static int split_trigger_args(struct record_fmt *f)
 {
-	char *args = NULL, *rets = NULL, *trig = NULL, *list, *ent, *save = NULL;
-	int ret = -1;
+	/* every output is at most each entry's name twice and its actions, plus "@retval" */
+	size_t size = f->trigger ? 4 * strlen(f->trigger) + 64 : 0;
+	char *rest = NULL, *args = NULL, *rets = NULL;
 
 	if (!f->trigger)
 		return 0;
-	list = strdup(f->trigger);
-	if (!list)
+	rest = malloc(size);
+	args = malloc(size);
+	rets = malloc(size);
+	if (!rest || !args || !rets || mc_trigger_split(f->trigger, rest, args, rets, size) < 0)
 		goto out;
-	for (ent = strtok_r(list, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
-		char *at = strchr(ent, '@'), *act, *asave = NULL, *keep = NULL, *items = NULL;
-		bool rval = false, autoa = false;
-		int bad = 0;
-
-		if (!at) {
-			bad = add_spec(&trig, ent);
-			goto next;
-		}
-		*at = '\0';
-		for (act = strtok_r(at + 1, ",", &asave); act && !bad;
-		     act = strtok_r(NULL, ",", &asave)) {
-			if (!strncasecmp(act, "arg", 3) || !strncasecmp(act, "fparg", 5)) {
-				char *s;
-
-				if (asprintf(&s, "%s%s%s", items ? items : "", items ? "," : "",
-					     act) < 0) {
-					bad = -1;
-					break;
-				}
-				free(items);
-				items = s;
-			} else if (!strncasecmp(act, "retval", 6)) {
-				rval = true;
-			} else if (!strncasecmp(act, "auto-args", 9)) {
-				autoa = true;
-			} else {
-				char *s;
-
-				if (asprintf(&s, "%s%s%s", keep ? keep : "", keep ? "," : "",
-					     act) < 0) {
-					bad = -1;
-					break;
-				}
-				free(keep);
-				keep = s;
-			}
-		}
-		if (!bad && items) {
-			char *s;
-
-			bad = asprintf(&s, "%s@%s", ent, items) < 0 ? -1 : add_spec(&args, s);
-			if (bad >= 0)
-				free(s);
-		}
-		if (!bad && rval) {
-			char *s;
-
-			bad = asprintf(&s, "%s@retval", ent) < 0 ? -1 : add_spec(&rets, s);
-			if (bad >= 0)
-				free(s);
-		}
-		if (!bad && autoa)
-			bad = add_spec(&args, ent) < 0 || add_spec(&rets, ent) < 0 ? -1 : 0;
-		if (!bad && keep) {
-			char *s;
-
-			bad = asprintf(&s, "%s@%s", ent, keep) < 0 ? -1 : add_spec(&trig, s);
-			if (bad >= 0)
-				free(s);
-		}
-		free(items);
-		free(keep);
-next:
-		if (bad < 0)
-			goto out;
+	/* an empty list is none */
+	if (!args[0]) {
+		free(args);
+		args = NULL;
 	}
-	/* the triggers' specs first, then -A's and -R's (uftrace's order) */
+	if (!rets[0]) {
+		free(rets);
+		rets = NULL;
+	}
+	if (!rest[0]) {
+		free(rest);
+		rest = NULL;
+	}
 	if ((f->args && add_spec(&args, f->args) < 0) ||
 	    (f->retval && add_spec(&rets, f->retval) < 0))
 		goto out;
@@ -784,17 +730,14 @@ next:
 	free(f->trigger);
 	f->args = args;
 	f->retval = rets;
-	f->trigger = trig;
-	args = rets = trig = NULL;
-	ret = 0;
+	f->trigger = rest;
+	return 0;
 out:
+	free(rest);
 	free(args);
 	free(rets);
-	free(trig);
-	free(list);
-	if (ret < 0)
-		cli_err("out of memory");
-	return ret;
+	cli_err("out of memory, or a -T entry's actions over 1 KiB");
+	return -1;
 }
 
 /* The filters checked as the runtime will take them, so that a mistake is said now */
