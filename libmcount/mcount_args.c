@@ -234,6 +234,33 @@ static int mc_args_want_dwarf(void)
 	return 0;
 }
 
+/* Has the ELF file at PATH a .debug_info section? Asked first, so that -a on a program built
+ * without -g neither loads libdw nor pays for it (the section headers of the mapped file) */
+static int mc_has_debug_info(const char *path)
+{
+	struct rec_elf_map em;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *strs;
+	int found = 0;
+
+	if (rec_elf_map_open(path, &em) < 0)
+		return 0;
+	eh = (const Elf64_Ehdr *)em.p;
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shstrndx < eh->e_shnum &&
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= em.size) {
+		sh = (const Elf64_Shdr *)(em.p + eh->e_shoff);
+		strs = &sh[eh->e_shstrndx];
+		for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+			if (strs->sh_offset + sh[i].sh_name + sizeof(".debug_info") > em.size)
+				continue;
+			found = !memcmp(em.p + strs->sh_offset + sh[i].sh_name, ".debug_info",
+					sizeof(".debug_info")) && sh[i].sh_type != SHT_NOBITS;
+		}
+	}
+	rec_elf_map_close(&em);
+	return found;
+}
+
 /* The executable's DWARF, when a spec takes it; a failure is one warning, and the table's
  * prototypes stay (uftrace without DWARF) */
 static void mc_args_load_dwarf(const struct rec_module *m, struct mc_namer *namer)
@@ -242,7 +269,7 @@ static void mc_args_load_dwarf(const struct rec_module *m, struct mc_namer *name
 	char why[600];
 	int r;
 
-	if (!m->path[0] || !mc_args_want_dwarf())
+	if (!m->path[0] || !mc_args_want_dwarf() || !mc_has_debug_info(m->path))
 		return;
 	r = mc_dwarf_read(&mc_dw, m->path, mc_dw_want, &w, why, sizeof(why));
 	if (r < 0)
