@@ -78,7 +78,6 @@ static int setup(void **state)
 		return -1;
 	fputs(src, f);
 	fclose(f);
-	/* the enum's anonymous name holds its DIE offset: gcc's layout at -O0, as uftrace saw */
 	snprintf(cmd, sizeof(cmd), "cd %s && cc -g -O0 -o dw dw.c 2>/dev/null", dir);
 	if (system(cmd) != 0) {
 		exe[0] = '\0';
@@ -109,9 +108,22 @@ static const struct mc_dwfn *by_name(const char *name)
 	return NULL;
 }
 
+/* equal, but for the DIE offset in an anonymous enum's name (_dw_c_<offset>: gcc's layout) */
+static int spec_eq(const char *got, const char *exp)
+{
+	const char *g = strstr(got, "_dw_c_"), *e = strstr(exp, "_dw_c_");
+
+	if (!g || !e)
+		return !strcmp(got, exp);
+	return g - got == e - exp && !strncmp(got, exp, (size_t)(g - got)) &&
+	       strspn(g + 6, "0123456789abcdef") > 0 &&
+	       !strcmp(g + 6 + strspn(g + 6, "0123456789abcdef"),
+		       e + 6 + strspn(e + 6, "0123456789abcdef"));
+}
+
 static void same(const char *what, const char *fn, const char *got, const char *exp)
 {
-	if ((got == NULL) != (exp == NULL) || (got && strcmp(got, exp)))
+	if ((got == NULL) != (exp == NULL) || (got && !spec_eq(got, exp)))
 		fail_msg("%s: %s spec '%s', uftrace's '%s'", fn, what, got ? got : "(none)",
 			 exp ? exp : "(none)");
 }
@@ -148,7 +160,9 @@ static void test_dbg_text(void **state)
 	/* enums by name, descending as uftrace's tree; values ascending, "=N" only where one
 	 * does not follow the previous */
 	e1 = strstr(t, "\nE: enum color {RED,GREEN=5,BLUE}\n");
-	e2 = strstr(t, "\nE: enum _dw_c_5a {T_ONE=1,T_TWO}\n");
+	e2 = strstr(t, "\nE: enum _dw_c_");
+	assert_non_null(e2);
+	assert_non_null(strstr(e2, " {T_ONE=1,T_TWO}\n"));
 	assert_non_null(e1);
 	assert_non_null(e2);
 	assert_true(e1 < e2);
