@@ -236,7 +236,7 @@ static int mc_args_want_dwarf(void)
 
 /* Has the ELF file at PATH a .debug_info section? Asked first, so that -a on a program built
  * without -g neither loads libdw nor pays for it (the section headers of the mapped file) */
-static int mc_has_debug_info(const char *path)
+static int mc_has_debug_info(const char *path, uint64_t *load_base)
 {
 	struct rec_elf_map em;
 	const Elf64_Ehdr *eh;
@@ -245,6 +245,7 @@ static int mc_has_debug_info(const char *path)
 
 	if (rec_elf_map_open(path, &em) < 0)
 		return 0;
+	*load_base = em.load_base;
 	eh = (const Elf64_Ehdr *)em.p;
 	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shstrndx < eh->e_shnum &&
 	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= em.size) {
@@ -266,12 +267,14 @@ static int mc_has_debug_info(const char *path)
 static void mc_args_load_dwarf(const struct rec_module *m, struct mc_namer *namer)
 {
 	struct mc_dw_want_data w = { m, namer };
+	uint64_t load_base = 0;
 	char why[600];
 	int r;
 
-	if (!m->path[0] || !mc_args_want_dwarf() || !mc_has_debug_info(m->path))
+	if (!m->path[0] || !mc_args_want_dwarf() || !mc_has_debug_info(m->path, &load_base))
 		return;
 	r = mc_dwarf_read(&mc_dw, m->path, mc_dw_want, &w, why, sizeof(why));
+	mc_dw.sym_base = load_base; /* the .dbg's addresses are the .sym files' */
 	if (r < 0)
 		rec_warn("%s", why);
 	mc_dw_on = r > 0;

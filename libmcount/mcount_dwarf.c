@@ -1147,7 +1147,7 @@ char *mc_dwarf_dbg_text(const struct mc_dwarf *d)
 		/* the file name past the base compilation directory (and its '/') */
 		if (blen && !strncmp(file, d->base_dir, blen))
 			file += blen + 1;
-		md_put(&b, "F: %llx %s\n", (unsigned long long)f->addr, f->name);
+		md_put(&b, "F: %llx %s\n", (unsigned long long)(f->addr - d->sym_base), f->name);
 		md_put(&b, "L: %d %s\n", f->line, file);
 		if (f->arg)
 			md_put(&b, "A: @%s\n", f->arg);

@@ -53,6 +53,9 @@ struct mc_dwarf {
 	struct mc_dwenum *en; /* by name, descending */
 	size_t nen;
 	char *base_dir; /* the most used compilation directory, or NULL */
+	/* subtracted from the addresses of the F: lines: the file's first PT_LOAD, page aligned
+	 * (the .sym files' addresses, uftrace's SYM_REL_ADDR; 0 for a PIE); the caller's */
+	uint64_t sym_base;
 };
 
 enum { MC_DW_ARG = 1, MC_DW_RET = 2 };
