@@ -164,6 +164,10 @@ CFLAGS_mcount_wrap := -fno-builtin
 # prologue relocation for -P: libcapstone's header when configure found it (the library is
 # loaded at run time, only when a function needs it)
 CFLAGS_mcount_dynreloc := $(if $(filter on,$(HAVE_CAPSTONE)),-DMC_HAVE_CAPSTONE)
+# arguments from DWARF (-a, -A FUNC): libdw's headers when configure found them (the library
+# is dlopen'ed at run time, only when DWARF is asked for)
+CFLAGS_mcount_dwarf := $(if $(filter on,$(HAVE_LIBDW)),-DMC_HAVE_LIBDW)
+$(B)/host/libmcount/mcount_dwarf.o: HOST_CFLAGS += $(CFLAGS_mcount_dwarf)
 $(LIBMCOUNT): $(MC_OBJS) $(call fmt_rt_libs,$(FN_FORMATS)) $(LIBRECORD_RT) libmcount/exports.map
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
@@ -234,6 +238,7 @@ UNIT_EXTRA_test_conv := $(B)/host/cli/namecount.o
 UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
 UNIT_EXTRA_test_mcount_argspec := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_argspec.o
+UNIT_EXTRA_test_mcount_dwarf := $(B)/host/libmcount/mcount_dwarf.o
 UNIT_EXTRA_test_mcount_dynsel := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_dynsel.o
 .SECONDEXPANSION:

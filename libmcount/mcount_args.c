@@ -17,6 +17,7 @@
 #include "libmcount/mcount_args.h"
 #include "libmcount/internal.h"
 #include "libmcount/mcount_argspec.h"
+#include "libmcount/mcount_dwarf.h"
 #include "libmcount/mcount_filter.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "librecord/rec_clock.h"
@@ -25,6 +26,7 @@
 #include "librecord/rec_util.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 uint32_t mc_args_on;
 
@@ -40,6 +43,11 @@ static struct mc_argspec_set mc_aset; /* large: not on the stack */
 static struct mc_ftable mc_atable;    /* range mode = index in mc_alists + 1 */
 static struct mc_arglist *mc_alists;  /* rec_mem_grow'n */
 static size_t mc_nalists, mc_calists;
+
+/* the executable's DWARF (-a, -A/-R FUNC without items): read at the start, written to
+ * <exe>.dbg once the session's directory is open (mc_args_started), then freed */
+static struct mc_dwarf mc_dw;
+static int mc_dw_on;
 
 /* The readable PT_LOAD segments of the executable, taken at the start: they stay mapped as
  * long as the process lives (a program that unmaps its own image is not supported). */
@@ -63,7 +71,9 @@ static int mc_alist_same(const struct mc_arglist *x, const struct mc_arglist *y)
 	for (unsigned i = 0; i < x->n; i++) {
 		const struct mc_arg *a = &x->a[i], *b = &y->a[i];
 		if (a->type != b->type || a->fmt != b->fmt || a->size != b->size ||
-		    a->idx != b->idx || a->reg != b->reg || a->stack_ofs != b->stack_ofs)
+		    a->idx != b->idx || a->reg != b->reg || a->stack_ofs != b->stack_ofs ||
+		    a->tsize != b->tsize || a->nregs != b->nregs ||
+		    memcmp(a->regs, b->regs, sizeof(a->regs)))
 			return 0;
 	}
 	return 1;
@@ -127,14 +137,16 @@ static int mc_rule_plt(size_t i)
 	return !strcasecmp(mc_aset.r[i].module, "PLT");
 }
 
-/* The list of NAME (module path, OK[] as mc_argspec_for's) into the table at [lo, hi) */
-static int mc_args_add(const char *path, const char *name, const uint8_t *ok, uintptr_t lo,
-		       uintptr_t hi)
+/* The list of NAME (module path, OK[] as mc_argspec_for's, DW its DWARF entry or NULL) into
+ * the table at [lo, hi) */
+static int mc_args_add(const char *path, const char *name, const uint8_t *ok,
+		       const struct mc_dwfn *dw, uintptr_t lo, uintptr_t hi)
 {
 	struct mc_arglist l;
 	long idx;
 
-	mc_argspec_for(&mc_aset, path, name, ok, &l);
+	mc_argspec_for_dwarf(&mc_aset, path, name, ok, dw ? dw->arg : NULL, dw ? dw->ret : NULL,
+			     &l);
 	if (!l.n)
 		return 0;
 	idx = mc_alist_intern(&l);
@@ -166,11 +178,106 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe
 			uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
 
 			if (*name)
-				ret = mc_args_add(m->path, name, ok, lo, lo + 16);
+				ret = mc_args_add(m->path, name, ok, NULL, lo, lo + 16);
 		}
 	}
 	rec_elf_map_close(&em);
 	return ret;
+}
+
+struct mc_dw_want_data {
+	const struct rec_module *m;
+	struct mc_namer *namer;
+};
+
+/* mc_dwarf_read's WANT: the symbol of the module that starts at file address ADDR, and the
+ * specs the entries without items (-a: all) ask of it, by its name as the filters see it */
+static const char *mc_dw_want(void *data, uint64_t addr, const char *die_name, int *kinds)
+{
+	const struct mc_dw_want_data *w = data;
+	const struct rec_module *m = w->m;
+	uintptr_t a = (uintptr_t)addr + (m->is_dyn ? m->bias : 0);
+	size_t lo = 0, hi = m->nsyms;
+	const char *raw, *name;
+
+	(void)die_name;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == m->nsyms || m->syms[lo].addr != a)
+		return NULL;
+	raw = rec_symtab_name(m, &m->syms[lo]);
+	*kinds = mc_aset.auto_all ? MC_DW_ARG | MC_DW_RET : 0;
+	name = mc_namer_name(w->namer, raw);
+	for (size_t i = 0; i < mc_aset.n && *kinds != (MC_DW_ARG | MC_DW_RET); i++) {
+		const struct mc_argrule *r = &mc_aset.r[i];
+
+		if (!r->n && !r->module[0] && mc_pattern_match(&r->patt, name))
+			*kinds |= r->kind == MC_AR_ARG ? MC_DW_ARG : MC_DW_RET;
+	}
+	return name; /* the .dbg's F: name is the demangled one, as uftrace's symbol tables */
+}
+
+/* Does any spec take DWARF's? -a, or an entry without items (uftrace's extract_dwarf_args) */
+static int mc_args_want_dwarf(void)
+{
+	if (mc_aset.auto_all)
+		return 1;
+	for (size_t i = 0; i < mc_aset.n; i++)
+		if (!mc_aset.r[i].n)
+			return 1;
+	return 0;
+}
+
+/* Has the ELF file at PATH a .debug_info section? Asked first, so that -a on a program built
+ * without -g neither loads libdw nor pays for it (the section headers of the mapped file) */
+static int mc_has_debug_info(const char *path, uint64_t *load_base)
+{
+	struct rec_elf_map em;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *strs;
+	int found = 0;
+
+	if (rec_elf_map_open(path, &em) < 0)
+		return 0;
+	*load_base = em.load_base;
+	eh = (const Elf64_Ehdr *)em.p;
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shstrndx < eh->e_shnum &&
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= em.size) {
+		sh = (const Elf64_Shdr *)(em.p + eh->e_shoff);
+		strs = &sh[eh->e_shstrndx];
+		for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+			if (strs->sh_offset + sh[i].sh_name + sizeof(".debug_info") > em.size)
+				continue;
+			found = !memcmp(em.p + strs->sh_offset + sh[i].sh_name, ".debug_info",
+					sizeof(".debug_info")) && sh[i].sh_type != SHT_NOBITS;
+		}
+	}
+	rec_elf_map_close(&em);
+	return found;
+}
+
+/* The executable's DWARF, when a spec takes it; a failure is one warning, and the table's
+ * prototypes stay (uftrace without DWARF) */
+static void mc_args_load_dwarf(const struct rec_module *m, struct mc_namer *namer)
+{
+	struct mc_dw_want_data w = { m, namer };
+	uint64_t load_base = 0;
+	char why[600];
+	int r;
+
+	if (!m->path[0] || !mc_args_want_dwarf() || !mc_has_debug_info(m->path, &load_base))
+		return;
+	r = mc_dwarf_read(&mc_dw, m->path, mc_dw_want, &w, why, sizeof(why));
+	mc_dw.sym_base = load_base; /* the .dbg's addresses are the .sym files' */
+	if (r < 0)
+		rec_warn("%s", why);
+	mc_dw_on = r > 0;
 }
 
 static int mc_args_resolve(void)
@@ -197,6 +304,8 @@ static int mc_args_resolve(void)
 			any |= ok[i];
 			plt |= mc_rule_plt(i);
 		}
+		if (m->is_exe && any)
+			mc_args_load_dwarf(m, &namer);
 		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
 			mc_namer_fini(&namer);
 			return -1;
@@ -205,8 +314,13 @@ static int mc_args_resolve(void)
 			continue;
 		for (size_t i = 0; i < m->nsyms; i++) {
 			const char *name = mc_namer_name(&namer, rec_symtab_name(m, &m->syms[i]));
+			const struct mc_dwfn *dw = NULL;
 
-			if (mc_args_add(m->path, name, ok, m->syms[i].addr, mc_sym_end(m, i)) < 0) {
+			if (m->is_exe && mc_dw_on)
+				dw = mc_dwarf_find(&mc_dw, m->syms[i].addr -
+								   (m->is_dyn ? m->bias : 0));
+			if (mc_args_add(m->path, name, ok, dw, m->syms[i].addr, mc_sym_end(m, i)) <
+			    0) {
 				mc_namer_fini(&namer);
 				return -1;
 			}
@@ -311,6 +425,30 @@ int mc_args_setup(char *why, size_t len)
 		mc_fconf.active = 1; /* every call through the complete hooks, which ask here */
 	}
 	return 0;
+}
+
+void mc_args_started(int dirfd)
+{
+	char name[600], *text;
+	const char *base;
+	int fd;
+
+	if (!mc_dw_on)
+		return;
+	mc_dw_on = 0;
+	base = strrchr(mc_dw.path, '/');
+	rec_snprintf(name, sizeof(name), "%s.dbg", base ? base + 1 : mc_dw.path);
+	text = mc_dwarf_dbg_text(&mc_dw);
+	fd = text && dirfd >= 0 ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+					 0644) :
+				  -1;
+	if (fd < 0 || rec_write_all(fd, text, strlen(text)) < 0)
+		rec_warn("cannot write %s: uftrace replay shows the DWARF-described arguments "
+			 "as raw values", name);
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	mc_dwarf_free(&mc_dw);
 }
 
 /* ---- the hook side: no libc from here on ---- */
@@ -471,6 +609,42 @@ static uintptr_t mc_int_reg(const uintptr_t *regs, unsigned r)
 	return r >= 1 && r <= 6 ? regs[slot[r]] : 0;
 }
 
+/*
+ * A struct passed by value into DST (uftrace's mcount_get_struct_arg): the registers that
+ * carry it, 8 bytes each, or SIZE bytes of the stack at %stack+N, or the register of its
+ * index; the payload takes SIZE rounded up to 4 whatever was filled (zeros past it).
+ */
+static unsigned mc_put_struct(const struct mc_rd *rd, uint8_t *dst, const struct mc_arg *a,
+			      const uintptr_t *regs, const uintptr_t *stack, const uint64_t *xmm)
+{
+	unsigned size = MC_ALIGN4(a->tsize), n = 0;
+	uint8_t tmp[8 * 4];
+	uintptr_t v;
+
+	mc_bzero(tmp, sizeof(tmp));
+	if (a->type == MC_AT_STACK) {
+		if (a->stack_ofs < 1 || a->stack_ofs > 100 ||
+		    mc_safe_read(rd, dst, (uintptr_t)(stack + a->stack_ofs), size, 0) != size)
+			mc_bzero(dst, size);
+		return size;
+	}
+	for (unsigned i = 0; i < a->nregs; i++, n += 8) {
+		if (a->regs[i] >= MC_REG_XMM0)
+			mc_put_word(tmp + n, &xmm[a->regs[i] - MC_REG_XMM0], 8);
+		else {
+			v = mc_int_reg(regs, a->regs[i]);
+			mc_put_word(tmp + n, &v, 8);
+		}
+	}
+	if (!a->nregs && a->type == MC_AT_INDEX && a->idx >= 1 && a->idx <= 6) {
+		v = mc_int_reg(regs, (unsigned)a->idx);
+		mc_put_word(tmp, &v, 8);
+	}
+	mc_bzero(dst, size);
+	mc_put_word(dst, tmp, size < sizeof(tmp) ? size : sizeof(tmp));
+	return size;
+}
+
 /* One argument into DST; returns the bytes it takes */
 static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc_arg *a,
 			   const uintptr_t *regs, const uintptr_t *stack, const uint64_t *xmm)
@@ -481,6 +655,8 @@ static unsigned mc_put_arg(const struct mc_rd *rd, uint8_t *dst, const struct mc
 	long ofs = 0; /* an index as large as arg2147483647 (uftrace: zeros past 100 words) */
 	uintptr_t v;
 
+	if (a->fmt == 't')
+		return mc_put_struct(rd, dst, a, regs, stack, xmm);
 	mc_bzero(val, sizeof(val));
 	switch (a->type) {
 	case MC_AT_REG:
@@ -694,6 +870,13 @@ int mc_args_exit(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t ti
 
 		if (a->idx != 0)
 			continue;
+		if (a->fmt == 't') {
+			/* a struct returned by value: uftrace's buffer is left as it was, the
+			 * readers skip its bytes (they print NAME{...}) */
+			mc_bzero(buf + n, MC_ALIGN4(a->tsize));
+			n += MC_ALIGN4(a->tsize);
+			continue;
+		}
 		mc_bzero(val, sizeof(val));
 		if (a->fmt != 'f') {
 			mc_put_word(val, rv, a->size <= 8 ? a->size : 8);

@@ -96,6 +96,11 @@ void mc_args_thread_exit(void);
 int mcount_args_capture(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t time,
 			const uintptr_t *regs, const uintptr_t *stack);
 
+/* Once the session's directory (DIRFD) is open: the executable's DWARF-described functions
+ * as uftrace's <exe>.dbg, which its readers take the argument formats from (enum names,
+ * strings); nothing without DWARF specs */
+void mc_args_started(int dirfd);
+
 #pragma GCC visibility pop
 
 #endif

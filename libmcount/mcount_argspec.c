@@ -2,8 +2,9 @@
  * mcount_argspec: parsing and merging -A/-R specs (mcount_argspec.h), uftrace 0.13's rules:
  *
  *   item      argN | fpargN | retval, then "/FMT[BITS]" and/or "%REG" / "%stackN"
- *   FMT       d i u x s c f p S e:NAME (t, structs by value, is refused); BITS 8 16 32 64,
- *             or 80 for floats; argN/f is fpargN; the default size is 8 (c: 1)
+ *   FMT       d i u x s c f p S e:NAME tSIZE[:NAME] (a struct by value, at most
+ *             MC_STRUCT_MAX bytes, in "%REG+REG" or "%stack+N"); BITS 8 16 32 64, or 80 for
+ *             floats; argN/f is fpargN; the default size is 8 (c: 1)
  *   merge     per function, entries in order: an item of the same type and index (register,
  *             stack offset) as one already listed replaces it in place, unless the listed one
  *             came from an exact name and this one from a regex; others are appended
@@ -169,10 +170,51 @@ int mc_arg_parse(struct mc_arg *a, const char *item, size_t len, char *err, size
 		while (p < end && *p != '%')
 			p++;
 		goto location;
+	case 't': {
+		/* a struct by value (uftrace's DWARF specs write it): SIZE bytes, base 0 as
+		 * strtol(.., 0), an optional name up to the location, then its registers joined
+		 * with '+' (unknown ones skipped, as uftrace does) or %stack+N */
+		long tsize;
+
+		p++;
+		tsize = ma_number(&p, end);
+		if (tsize < 0 || tsize > MC_STRUCT_MAX) {
+			ma_err(err, errlen, "'%.*s': a struct of more than %d bytes", (int)len, item,
+			       MC_STRUCT_MAX);
+			return -1;
+		}
+		a->fmt = 't';
+		a->tsize = (uint8_t)tsize;
+		a->size = 8;
+		if (p < end && *p == ':')
+			while (p < end && *p != '%')
+				p++;
+		if (p == end)
+			return 0;
+		if (*p != '%')
+			goto bad;
+		if (end - p >= 7 && !strncmp(p, "%stack+", 7))
+			goto location;
+		while (p < end) {
+			const char *q = ++p;
+			int r;
+
+			while (p < end && *p != '+')
+				p++;
+			r = ma_reg(q, (size_t)(p - q));
+			if (r >= 0 && a->nregs < sizeof(a->regs))
+				a->regs[a->nregs++] = (uint8_t)r;
+		}
+		if (a->nregs) {
+			a->type = MC_AT_REG;
+			a->reg = a->regs[a->nregs - 1];
+		}
+		return 0;
+	}
 	default:
 		if (a->fmt == 'f' && isdigit((unsigned char)*p))
 			goto size;
-		ma_err(err, errlen, "'%.*s': unsupported format '%c' (d i u x s c f p S e)",
+		ma_err(err, errlen, "'%.*s': unsupported format '%c' (d i u x s c f p S e t)",
 		       (int)len, item, *p);
 		return -1;
 	}
@@ -352,30 +394,50 @@ static void ma_merge(struct mc_arglist *out, const struct mc_arg *in, int exact)
 	out->a[out->n++] = a;
 }
 
-/* The table's items of KIND for NAME merged into OUT; 0 when the table has none */
-static int ma_merge_auto(struct mc_arglist *out, const char *name, int kind, int exact)
+/* The items of KIND for NAME merged into OUT: DWARF's (DW, "arg1,arg2/s" without the '@')
+ * first, as uftrace's find_auto_argspec, else the table's; 0 when neither has any. A DWARF
+ * spec with an item we cannot record (a struct by value) gives none of that kind: its
+ * payload would not have the layout the .dbg tells uftrace's readers. */
+static int ma_merge_auto(struct mc_arglist *out, const char *name, int kind, int exact,
+			 const char *dw)
 {
-	const struct uftrace_autoarg *e = uftrace_autoarg_find(name);
-	const char *p = e ? (kind == MC_AR_ARG ? e->args : e->ret) : NULL;
-	struct mc_arg a;
+	const struct uftrace_autoarg *e = dw ? NULL : uftrace_autoarg_find(name);
+	const char *p = dw ? dw : e ? (kind == MC_AR_ARG ? e->args : e->ret) : NULL;
+	struct mc_arg a[MC_ARGS_MAX];
+	unsigned n = 0;
 
 	if (!p)
 		return 0;
 	while (*p) {
 		const char *c = strchr(p, ',');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
+		size_t len = c ? (size_t)(c - p) : strlen(p);
 
 		/* the table is ours and parses (the unit test checks every entry) */
-		if (mc_arg_parse(&a, p, n, NULL, 0) == 0)
-			ma_merge(out, &a, exact);
-		p += n + (c != NULL);
+		if (n == MC_ARGS_MAX || mc_arg_parse(&a[n], p, len, NULL, 0) < 0) {
+			if (dw)
+				return 1;
+		} else {
+			n++;
+		}
+		p += len + (c != NULL);
 	}
+	for (unsigned i = 0; i < n; i++)
+		ma_merge(out, &a[i], exact);
 	return 1;
 }
 
 void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char *name,
 		    const uint8_t *module_ok, struct mc_arglist *out)
 {
+	mc_argspec_for_dwarf(s, path, name, module_ok, NULL, NULL, out);
+}
+
+void mc_argspec_for_dwarf(const struct mc_argspec_set *s, const char *path, const char *name,
+			  const uint8_t *module_ok, const char *dw_arg, const char *dw_ret,
+			  struct mc_arglist *out)
+{
+	const char *dw[3] = { NULL, dw_arg, dw_ret };
+
 	int has[3] = { 0 }; /* by kind: an entry gave the function items (uftrace's flags) */
 
 	(void)path;
@@ -389,7 +451,7 @@ void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char
 		if (!mc_pattern_match(&r->patt, name))
 			continue;
 		if (r->n == 0) {
-			has[r->kind] |= ma_merge_auto(out, name, r->kind, exact);
+			has[r->kind] |= ma_merge_auto(out, name, r->kind, exact, dw[r->kind]);
 			continue;
 		}
 		for (unsigned k = 0; k < r->n; k++)
@@ -399,9 +461,9 @@ void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char
 	if (s->auto_all) {
 		/* uftrace's "." pattern: a regex, so not exact */
 		if (!has[MC_AR_ARG])
-			ma_merge_auto(out, name, MC_AR_ARG, 0);
+			ma_merge_auto(out, name, MC_AR_ARG, 0, dw_arg);
 		if (!has[MC_AR_RET])
-			ma_merge_auto(out, name, MC_AR_RET, 0);
+			ma_merge_auto(out, name, MC_AR_RET, 0, dw_ret);
 	}
 	for (unsigned j = 0; j < out->n; j++) {
 		if (out->a[j].idx == 0) /* uftrace: RETVAL_IDX, whatever the type */

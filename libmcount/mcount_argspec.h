@@ -36,14 +36,22 @@ enum mc_arg_type {
 
 struct mc_arg {
 	uint8_t type;	   /* enum mc_arg_type */
-	char fmt;	   /* uftrace's format letter: d i u x s c f p S e */
-	uint8_t size;	   /* bytes: 1 2 4 8, or 10 (f80) */
+	char fmt;	   /* uftrace's format letter: d i u x s c f p S e t */
+	uint8_t size;	   /* bytes: 1 2 4 8, or 10 (f80); t: see tsize */
 	uint8_t exact;	   /* from a pattern without regex characters */
 	int32_t idx;	   /* N of argN / fpargN (as uftrace's int: arg4294967295 is -1); 0:
 			    * the return value */
 	uint8_t reg;	   /* MC_AT_REG */
 	int16_t stack_ofs; /* MC_AT_STACK */
+	/* t (a struct by value, "/tSIZE[:NAME][%REG+REG...|%stack+N]"): its bytes (the payload
+	 * takes them rounded up to 4) and the registers that carry it, in order */
+	uint8_t tsize;
+	uint8_t nregs;
+	uint8_t regs[4];
 };
+
+/* the largest struct by value we record: the payload of an item stays within a string's */
+#define MC_STRUCT_MAX 96
 
 #define MC_ARGS_MAX 16	   /* items per entry and per function */
 #define MC_ARGRULES_MAX 32 /* entries of -A and -R together */
@@ -103,6 +111,13 @@ void mc_argspec_for(const struct mc_argspec_set *s, const char *path, const char
  * when an output does not fit its SIZE bytes.
  */
 int mc_trigger_split(const char *trig, char *rest, char *args, char *rets, size_t size);
+
+/* mc_argspec_for, with the function's DWARF specs (mcount_dwarf.h: "arg1,arg2/s", "retval/d32";
+ * NULL: none), which an entry without items of their kind (and -a) takes before the table's
+ * prototype, as uftrace does */
+void mc_argspec_for_dwarf(const struct mc_argspec_set *s, const char *path, const char *name,
+			  const uint8_t *module_ok, const char *dw_arg, const char *dw_ret,
+			  struct mc_arglist *out);
 
 #pragma GCC visibility pop
 

@@ -69,6 +69,7 @@ static void mc_started(void)
 {
 	mc_fast_max_stack = rec_clock_g.use_tsc && !mc_fconf.active ? mc_max_stack : 0;
 	mc_filter_start(); /* --signal's handlers, now that the session records */
+	mc_args_started(rec_sess.dirfd);
 	if (mc_tp_mode)
 		mc_tp_start();
 }

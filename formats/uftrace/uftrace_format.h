@@ -46,6 +46,7 @@ static inline uint64_t uftrace_record_word(unsigned type, unsigned depth, uint64
 #define UFTRACE_FEAT_ARGUMENT (1u << 3)
 #define UFTRACE_FEAT_RETVAL (1u << 4)
 #define UFTRACE_FEAT_AUTO_ARGS (1u << 9) /* argauto/retauto/enumauto are in info */
+#define UFTRACE_FEAT_DEBUG_INFO (1u << 10) /* <module>.dbg files (DWARF argspecs, lines) */
 
 /* info_mask bits: sections appear in this order */
 #define UFTRACE_INFO_EXE_NAME (1u << 0)

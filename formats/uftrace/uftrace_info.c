@@ -187,6 +187,14 @@ static void uftrace_info_autoargs(struct ubuf *b)
 	ubuf_add(b, "\nenumauto:%s\n", uftrace_autoarg_enums);
 }
 
+static int uftrace_info_dbg(void *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	(void)arg;
+	return n > 4 && !strcmp(name + n - 4, ".dbg");
+}
+
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
 {
 	struct ubuf b = { 0 };
@@ -210,6 +218,11 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 		feat |= UFTRACE_FEAT_ARGUMENT;
 	if (d->retspec || autoa)
 		feat |= UFTRACE_FEAT_RETVAL;
+	/* uftrace record's check: any <module>.dbg (libmcount's DWARF-described functions,
+	 * mcount_dwarf.h) tells its readers to take the argument formats from there, -a's
+	 * included (data-file.c: "." instead of the table's names) */
+	if (rec_dir_each(dirfd, "", 0, uftrace_info_dbg, NULL) > 0)
+		feat |= UFTRACE_FEAT_DEBUG_INFO;
 	if (nspec || autoa) {
 		feat |= UFTRACE_FEAT_AUTO_ARGS;
 		info |= UFTRACE_INFO_CPUINFO | UFTRACE_INFO_ARG_SPEC | UFTRACE_INFO_PATTERN_TYPE;

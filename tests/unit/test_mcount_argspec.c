@@ -110,6 +110,29 @@ static void test_items(void **state)
 	assert_int_equal(a.fmt, 'e');
 	assert_int_equal(a.type, MC_AT_REG);
 	assert_int_equal(a.reg, 3);
+	/* structs by value, as uftrace's DWARF specs write them: size, name, the registers
+	 * (upper case there) joined with '+', or the stack; no location keeps the index */
+	a = item("arg2/t16:dd%XMM0+XMM1");
+	assert_int_equal(a.fmt, 't');
+	assert_int_equal(a.tsize, 16);
+	assert_int_equal(a.type, MC_AT_REG);
+	assert_int_equal(a.nregs, 2);
+	assert_int_equal(a.regs[0], MC_REG_XMM0);
+	assert_int_equal(a.regs[1], MC_REG_XMM0 + 1);
+	a = item("arg1/t8:pt%RDI");
+	assert_int_equal(a.nregs, 1);
+	assert_int_equal(a.regs[0], 1);
+	a = item("arg1/t40:big%stack+1");
+	assert_int_equal(a.type, MC_AT_STACK);
+	assert_int_equal(a.stack_ofs, 1);
+	assert_int_equal(a.tsize, 40);
+	a = item("arg1/t0:empty%stack+1");
+	assert_int_equal(a.tsize, 0);
+	a = item("retval/t8:pt");
+	assert_int_equal(a.type, MC_AT_INDEX);
+	assert_int_equal(a.idx, 0);
+	assert_int_equal(a.nregs, 0);
+	assert_int_equal(a.tsize, 8);
 }
 
 static void test_refused(void **state)
@@ -123,7 +146,7 @@ static void test_refused(void **state)
 	refused("arg1%rax", "unknown register");
 	refused("fparg1%xmm1/64", "unknown register"); /* the size goes before the location */
 	refused("arg1/e", "enum");
-	refused("arg1/t16", "unsupported format 't'");
+	refused("arg1/t200:huge", "a struct of more than"); /* past the payload we keep */
 	refused("arg1-", "cannot parse");
 }
 
@@ -355,6 +378,50 @@ static void test_trigger_split(void **state)
 			 -1);
 }
 
+/* DWARF's specs (mcount_dwarf.h) for "-A FUNC" and -a: before the table's, a kind with an
+ * item we cannot record gives none of that kind, an explicit item still wins */
+static void test_dwarf_merge(void **state)
+{
+	struct mc_arglist l;
+
+	(void)state;
+	set.n = 0;
+	set.auto_all = 0;
+	parse("main;strlen", MC_AR_ARG);
+	mc_argspec_for_dwarf(&set, "/bin/prog", "main", NULL, "arg1,arg2/p", "retval", &l);
+	assert_int_equal(l.nargs, 2);
+	assert_int_equal(l.nret, 0); /* no -R: DWARF's return spec is not taken */
+	expect_item(&l, 0, 1, 'd', 8);
+	expect_item(&l, 1, 2, 'p', 8);
+	/* DWARF first, the table only without it (uftrace's find_auto_argspec) */
+	mc_argspec_for_dwarf(&set, "/bin/prog", "strlen", NULL, "arg1/x", NULL, &l);
+	assert_int_equal(l.n, 1);
+	expect_item(&l, 0, 1, 'x', 8);
+	mc_argspec_for_dwarf(&set, "/bin/prog", "strlen", NULL, NULL, NULL, &l);
+	expect_item(&l, 0, 1, 's', 8);
+	/* -a: both kinds from DWARF; a struct too big to keep drops the arguments only */
+	set.n = 0;
+	set.auto_all = 1;
+	mc_argspec_for_dwarf(&set, "/bin/prog", "f_bigarg", NULL, "arg1/t200:huge%stack+1,arg2",
+			     "retval/e:color", &l);
+	assert_int_equal(l.nargs, 0);
+	assert_int_equal(l.nret, 1);
+	expect_item(&l, 0, 0, 'e', 8);
+	mc_argspec_for_dwarf(&set, "/bin/prog", "f_struct", NULL,
+			     "arg1/t8:pt%RDI,arg2/t16:dd%XMM0+XMM1,arg3%RSI", NULL, &l);
+	assert_int_equal(l.nargs, 3);
+	assert_int_equal(l.a[1].fmt, 't');
+	assert_int_equal(l.a[1].nregs, 2);
+	assert_int_equal(l.a[2].type, MC_AT_REG);
+	/* an explicit spec of a kind wins over DWARF's, as over the table's */
+	parse("main@arg1/x", MC_AR_ARG);
+	mc_argspec_for_dwarf(&set, "/bin/prog", "main", NULL, "arg1,arg2/p", "retval", &l);
+	assert_int_equal(l.nargs, 1);
+	expect_item(&l, 0, 1, 'x', 8);
+	assert_int_equal(l.nret, 1);
+	set.auto_all = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_autoargs_table),
 		cmocka_unit_test(test_auto_merge),
 		cmocka_unit_test(test_trigger_split),
+		cmocka_unit_test(test_dwarf_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
