@@ -273,21 +273,17 @@ static const void *mc_caller_in(uintptr_t *slot)
 
 MC_EXPORT void *dlopen(const char *file, int mode)
 {
-	unsigned long long before;
-	struct link_map *lm = NULL;
+	struct link_map *lm;
 	void *h;
 
 	MC_REAL(mc_real_dlopen, "dlopen");
 	if (!mc_real_dlopen)
 		return NULL;
-	before = rec_dl_adds();
 	/* called as from the program: the loader searches its RUNPATH, expands its $ORIGIN */
-	h = rec_dlopen_as_caller(mc_real_dlopen, file, mode,
-				 mc_caller_in((uintptr_t *)__builtin_frame_address(0) + 1));
-	if (!h || !file)
-		return h;
+	h = rec_dlopen_tracked(mc_real_dlopen, file, mode,
+			       mc_caller_in((uintptr_t *)__builtin_frame_address(0) + 1), &lm);
 	/* a module already loaded adds nothing: uftrace writes no DLOP for it either */
-	if (rec_dl_adds() != before && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+	if (lm) {
 		int saved = errno;
 		uftrace_note_dlopen(lm->l_name, (uintptr_t)lm->l_addr);
 		mc_dyn_dlopen((uintptr_t)lm->l_addr, lm->l_name); /* -P/-U */

@@ -9,6 +9,10 @@
  * used. Either way the byte is only executed as a ret, never as part of what it was compiled in.
  */
 #include "rec_dlcaller.h"
+#include "rec_util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
 
 #include <elf.h>
 #include <link.h>
@@ -118,4 +122,18 @@ void *rec_dlopen_as_caller(rec_dlopen_fn real, const char *file, int mode, const
 	if (!via)
 		return real(file, mode);
 	return rec_dlcall_via(file, mode, real, via);
+}
+
+void *rec_dlopen_tracked(rec_dlopen_fn real, const char *file, int mode, const void *caller,
+			 struct link_map **added)
+{
+	unsigned long long before = rec_dl_adds();
+	void *h = rec_dlopen_as_caller(real, file, mode, caller);
+	int saved = errno;
+
+	*added = NULL;
+	if (h && file && rec_dl_adds() != before && dlinfo(h, RTLD_DI_LINKMAP, added) != 0)
+		*added = NULL;
+	errno = saved;
+	return h;
 }

@@ -22,6 +22,13 @@ typedef void *(*rec_dlopen_fn)(const char *file, int mode);
 /* REAL(FILE, MODE) as if called from the code at return address CALLER. */
 void *rec_dlopen_as_caller(rec_dlopen_fn real, const char *file, int mode, const void *caller);
 
+/* rec_dlopen_as_caller, and in *ADDED the link map of the module the call loaded: NULL when
+ * it failed, FILE is NULL (the program's own handle), or the module was loaded already (the
+ * loader's count of modules did not move). errno as the loader left it. */
+struct link_map;
+void *rec_dlopen_tracked(rec_dlopen_fn real, const char *file, int mode, const void *caller,
+			 struct link_map **added);
+
 /* The address rec_dlopen_as_caller would return through for CALLER, or NULL (tests). */
 const void *rec_dl_ret_gadget(const void *caller);
 

@@ -121,22 +121,18 @@ static xr_dlclose_fn xr_real_dlclose;
 
 XR_EXPORT void *dlopen(const char *file, int mode)
 {
-	unsigned long long before;
-	struct link_map *lm = NULL;
+	struct link_map *lm;
 	void *h;
 
 	XR_REAL(xr_real_dlopen, "dlopen");
 	if (!xr_real_dlopen)
 		return NULL;
-	before = rec_dl_adds();
 	/* called as from the program: the loader searches its RUNPATH, expands its $ORIGIN */
-	h = rec_dlopen_as_caller(xr_real_dlopen, file, mode, __builtin_return_address(0));
+	h = rec_dlopen_tracked(xr_real_dlopen, file, mode, __builtin_return_address(0), &lm);
 	/* a module already loaded adds nothing (nor a DLOP line: uftrace writes none either) */
-	if (h && file && rec_dl_adds() != before) {
+	if (lm) {
 		int saved = errno;
-		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0)
-			lm = NULL;
-		xr_dso_sync(lm ? lm->l_name : NULL, lm ? (uintptr_t)lm->l_addr : 0);
+		xr_dso_sync(lm->l_name, (uintptr_t)lm->l_addr);
 		errno = saved;
 	}
 	return h;
