@@ -144,10 +144,10 @@ static int mc_args_add(const char *path, const char *name, const uint8_t *ok, ui
 }
 
 /*
- * The program's library calls (mcount_plt.c records each at its PLT entry, 16 bytes, named by
- * the relocation): uftrace counts them among the executable's symbols, so an entry naming the
- * executable's module applies to them, and one naming "PLT" to them only. OK[] as for the
- * executable's own symbols.
+ * The program's library calls (mcount_plt.c records each at its PLT entry, or with -fno-plt at
+ * its GOT reloc: plt.step bytes each, rec_elf.h; named by the relocation): uftrace counts them
+ * among the executable's symbols, so an entry naming the executable's module applies to them,
+ * and one naming "PLT" to them only. OK[] as for the executable's own symbols.
  */
 static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe)
 {
@@ -163,10 +163,10 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe
 	if (rec_elf_plt(&em, &plt) == 0) {
 		for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
 			const char *name = rec_elf_plt_name(&em, &plt, i);
-			uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+			uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
 			if (*name)
-				ret = mc_args_add(m->path, name, ok, lo, lo + 16);
+				ret = mc_args_add(m->path, name, ok, lo, lo + plt.step);
 		}
 	}
 	rec_elf_map_close(&em);

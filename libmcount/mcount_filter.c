@@ -1114,10 +1114,11 @@ static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all
 		if (rec_elf_plt(&em, &plt) == 0) {
 			for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
 				const char *name = rec_elf_plt_name(&em, &plt, i);
-				uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+				uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
 				if (*name)
-					ret = mc_ftable_add_sym(t, s, name, (int)k, lo, lo + 16, 16, all);
+					ret = mc_ftable_add_sym(t, s, name, (int)k, lo, lo + plt.step,
+								plt.step, all);
 			}
 		}
 		rec_elf_map_close(&em);
