@@ -18,6 +18,7 @@
 #include "libmcount/internal.h"
 #include "libmcount/mcount_argspec.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_plt.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "librecord/rec_clock.h"
 #include "librecord/rec_elf.h"
@@ -147,9 +148,10 @@ static int mc_args_add(const char *path, const char *name, const uint8_t *ok, ui
  * The program's library calls (mcount_plt.c records each at its PLT entry, or with -fno-plt at
  * its GOT reloc: plt.step bytes each, rec_elf.h; named by the relocation): uftrace counts them
  * among the executable's symbols, so an entry naming the executable's module applies to them,
- * and one naming "PLT" to them only. OK[] as for the executable's own symbols.
+ * and one naming "PLT" to them only. OK[] as for the module's own symbols. A library's (with
+ * --nest-libcall, whose calls are recorded too) are among its symbols, "PLT" not naming them.
  */
-static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe)
+static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod)
 {
 	uint8_t ok[MC_ARGRULES_MAX];
 	struct rec_elf_map em;
@@ -159,7 +161,7 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe
 	if (!m->path[0] || rec_elf_map_open(m->path, &em) < 0)
 		return 0; /* no PLT to read: nothing of it is recorded either */
 	for (size_t i = 0; i < mc_aset.n; i++)
-		ok[i] = mc_rule_plt(i) ? 1 : ok_exe[i];
+		ok[i] = mc_rule_plt(i) ? m->is_exe : ok_mod[i];
 	if (rec_elf_plt(&em, &plt) == 0) {
 		for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
 			const char *name = rec_elf_plt_name(&em, &plt, i);
@@ -180,6 +182,7 @@ static int mc_args_resolve(void)
 	struct mc_namer namer;
 	uint8_t taken[MC_ARGRULES_MAX] = { 0 }; /* the rule's module was found already */
 	uint8_t ok[MC_ARGRULES_MAX];
+	int nest = mc_plt_nest_wanted();
 
 	if (rec_symtab_load() < 0)
 		return -1;
@@ -197,7 +200,7 @@ static int mc_args_resolve(void)
 			any |= ok[i];
 			plt |= mc_rule_plt(i);
 		}
-		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
+		if ((m->is_exe || nest) && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
 			mc_namer_fini(&namer);
 			return -1;
 		}
