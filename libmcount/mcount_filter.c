@@ -1113,7 +1113,8 @@ uintptr_t mc_sym_end(const struct rec_module *m, size_t i)
  * PLT entries; @PLT stays the program's). The range of a sizeless symbol before the PLT
  * (_init) is cut at the first entry by mc_ftable_finish.
  */
-static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all)
+static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all,
+			  struct mc_namer *namer)
 {
 	int nest = mc_plt_nest_wanted();
 
@@ -1130,9 +1131,10 @@ static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all
 				const char *name = rec_elf_plt_name(&em, &plt, i);
 				uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
+				/* demangled as the functions' (-F ^operator takes _Znwm) */
 				if (*name)
-					ret = mc_ftable_add_sym(t, s, name, mod, lo, lo + plt.step,
-								plt.step, all);
+					ret = mc_ftable_add_sym(t, s, mc_namer_name(namer, name), mod,
+								lo, lo + plt.step, plt.step, all);
 			}
 		}
 		rec_elf_map_close(&em);
@@ -1180,9 +1182,11 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 			}
 		}
 	}
-	mc_namer_fini(&namer);
-	if (mc_resolve_plt(t, s, all) < 0)
+	if (mc_resolve_plt(t, s, all, &namer) < 0) {
+		mc_namer_fini(&namer);
 		return -1;
+	}
+	mc_namer_fini(&namer);
 	mc_ftable_finish(t);
 	return 0;
 }
