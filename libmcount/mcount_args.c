@@ -151,7 +151,8 @@ static int mc_args_add(const char *path, const char *name, const uint8_t *ok, ui
  * and one naming "PLT" to them only. OK[] as for the module's own symbols. A library's (with
  * --nest-libcall, whose calls are recorded too) are among its symbols, "PLT" not naming them.
  */
-static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod)
+static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod,
+			       struct mc_namer *namer)
 {
 	uint8_t ok[MC_ARGRULES_MAX];
 	struct rec_elf_map em;
@@ -167,8 +168,10 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod
 			const char *name = rec_elf_plt_name(&em, &plt, i);
 			uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
+			/* demangled as the functions' ("operator new" for _Znwm) */
 			if (*name)
-				ret = mc_args_add(m->path, name, ok, lo, lo + plt.step);
+				ret = mc_args_add(m->path, mc_namer_name(namer, name), ok, lo,
+						  lo + plt.step);
 		}
 	}
 	rec_elf_map_close(&em);
@@ -200,7 +203,7 @@ static int mc_args_resolve(void)
 			any |= ok[i];
 			plt |= mc_rule_plt(i);
 		}
-		if ((m->is_exe || nest) && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
+		if ((m->is_exe || nest) && (any || plt) && mc_args_resolve_plt(m, ok, &namer) < 0) {
 			mc_namer_fini(&namer);
 			return -1;
 		}
