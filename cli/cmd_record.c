@@ -90,7 +90,7 @@ static const char usage[] =
 	"  -N, --notrace=REGEX   do not record the matching functions nor what they call\n"
 	"                  (both repeatable, or ';'-separated; for a function several patterns\n"
 	"                  match, the last one decides; PATTERN@MODULE and PATTERN@ACTIONS\n"
-	"                  as for -T, filter actions only)\n"
+	"                  as for -T, filter actions only; PATTERN@PLT: library calls only)\n"
 	"  -T, --trigger=PATTERN@ACTION[,ACTION...]  depth=N time=TIME size=N filter notrace\n"
 	"                  trace trace_on trace_off finish recover caller (backtrace hide color=\n"
 	"                  are replay's: accepted, nothing recorded differs; arg fparg retval\n"

@@ -19,6 +19,7 @@
 #include "libmcount/mcount_argspec.h"
 #include "libmcount/mcount_dwarf.h"
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_plt.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "librecord/rec_clock.h"
 #include "librecord/rec_elf.h"
@@ -156,12 +157,14 @@ static int mc_args_add(const char *path, const char *name, const uint8_t *ok,
 }
 
 /*
- * The program's library calls (mcount_plt.c records each at its PLT entry, 16 bytes, named by
- * the relocation): uftrace counts them among the executable's symbols, so an entry naming the
- * executable's module applies to them, and one naming "PLT" to them only. OK[] as for the
- * executable's own symbols.
+ * The program's library calls (mcount_plt.c records each at its PLT entry, or with -fno-plt at
+ * its GOT reloc: plt.step bytes each, rec_elf.h; named by the relocation): uftrace counts them
+ * among the executable's symbols, so an entry naming the executable's module applies to them,
+ * and one naming "PLT" to them only. OK[] as for the module's own symbols. A library's (with
+ * --nest-libcall, whose calls are recorded too) are among its symbols, "PLT" not naming them.
  */
-static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe)
+static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod,
+			       struct mc_namer *namer)
 {
 	uint8_t ok[MC_ARGRULES_MAX];
 	struct rec_elf_map em;
@@ -171,14 +174,16 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_exe
 	if (!m->path[0] || rec_elf_map_open(m->path, &em) < 0)
 		return 0; /* no PLT to read: nothing of it is recorded either */
 	for (size_t i = 0; i < mc_aset.n; i++)
-		ok[i] = mc_rule_plt(i) ? 1 : ok_exe[i];
+		ok[i] = mc_rule_plt(i) ? m->is_exe : ok_mod[i];
 	if (rec_elf_plt(&em, &plt) == 0) {
 		for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
 			const char *name = rec_elf_plt_name(&em, &plt, i);
-			uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+			uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
+			/* demangled as the functions' ("operator new" for _Znwm) */
 			if (*name)
-				ret = mc_args_add(m->path, name, ok, NULL, lo, lo + 16);
+				ret = mc_args_add(m->path, mc_namer_name(namer, name), ok, NULL,
+						  lo, lo + plt.step);
 		}
 	}
 	rec_elf_map_close(&em);
@@ -287,6 +292,7 @@ static int mc_args_resolve(void)
 	struct mc_namer namer;
 	uint8_t taken[MC_ARGRULES_MAX] = { 0 }; /* the rule's module was found already */
 	uint8_t ok[MC_ARGRULES_MAX];
+	int nest = mc_plt_nest_wanted();
 
 	if (rec_symtab_load() < 0)
 		return -1;
@@ -306,7 +312,7 @@ static int mc_args_resolve(void)
 		}
 		if (m->is_exe && any)
 			mc_args_load_dwarf(m, &namer);
-		if (m->is_exe && (any || plt) && mc_args_resolve_plt(m, ok) < 0) {
+		if ((m->is_exe || nest) && (any || plt) && mc_args_resolve_plt(m, ok, &namer) < 0) {
 			mc_namer_fini(&namer);
 			return -1;
 		}

@@ -11,6 +11,7 @@
  * Session start only: no malloc (the table grows with rec_mem_grow), no stdio.
  */
 #include "libmcount/mcount_filter.h"
+#include "libmcount/mcount_plt.h"
 #include "librecord/rec_elf.h"
 #include "librecord/rec_symtab.h"
 #include "librecord/rec_util.h"
@@ -694,10 +695,9 @@ static int parse_action(struct mc_filter_spec *s, size_t i, const char *a, size_
 			mc_err(err, errlen, "'%.*s': module name too long", (int)len, a);
 			return -1;
 		}
-		if ((len == 3 && !strncasecmp(a, "PLT", 3)) ||
-		    (len == 6 && !memcmp(a, "kernel", 6)) || (len == 1 && a[0] == 'k')) {
-			mc_err(err, errlen, "'%.*s': PLT and kernel modules are not supported",
-			       (int)len, a);
+		if ((len == 6 && !memcmp(a, "kernel", 6)) || (len == 1 && a[0] == 'k')) {
+			mc_err(err, errlen, "'%.*s': kernel modules are not supported", (int)len,
+			       a);
 			return -1;
 		}
 		memcpy(s->module[i], a, len);
@@ -822,6 +822,16 @@ static void trigger_merge(struct mc_trigger *to, const struct mc_trigger *tr)
 		to->size = tr->size;
 }
 
+/* pattern i applies in module MOD (mc_filter_trigger_of's numbering) */
+static int mc_filter_mod_ok(const struct mc_filter_spec *s, size_t i, int mod)
+{
+	if (!s->module[i][0])
+		return 1;
+	if (s->modidx[i] == MC_MODIDX_PLT)
+		return mod >= 0 && (mod & MC_MOD_EXE_PLT);
+	return s->modidx[i] == (mod >= 0 ? mod & ~MC_MOD_EXE_PLT : mod);
+}
+
 int mc_filter_trigger_of(const struct mc_filter_spec *s, const char *name, int mod,
 			 struct mc_trigger *out)
 {
@@ -829,7 +839,7 @@ int mc_filter_trigger_of(const struct mc_filter_spec *s, const char *name, int m
 
 	*out = (struct mc_trigger){ 0 };
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->module[i][0] && s->modidx[i] != mod)
+		if (!mc_filter_mod_ok(s, i, mod))
 			continue;
 		if (!mc_pattern_match(&s->p[i], name))
 			continue;
@@ -853,7 +863,7 @@ int mc_ftable_add_sym(struct mc_ftable *t, const struct mc_filter_spec *s, const
 	 * notrace pattern then took */
 	for (size_t i = 0; i < s->n && tr.flags; i++)
 		if ((s->tr[i].flags & MC_TR_FILTER) && s->tr[i].fmode == MC_FILTER_IN &&
-		    (!s->module[i][0] || s->modidx[i] == mod) && mc_pattern_match(&s->p[i], name))
+		    mc_filter_mod_ok(s, i, mod) && mc_pattern_match(&s->p[i], name))
 			any_in = 1;
 	if (lo >= hi)
 		return 0;
@@ -1098,26 +1108,33 @@ uintptr_t mc_sym_end(const struct rec_module *m, size_t i)
 /*
  * The program's PLT entries, by the names uftrace gives them ('P' lines of the .sym file): the
  * library calls libmcount records (mcount_plt.c) are entered at those addresses, and uftrace
- * filters them by name as it does functions (-F puts, -N malloc, -T puts@depth=1). The range of
- * a sizeless symbol before the PLT (_init) is cut at the first entry by mc_ftable_finish.
+ * filters them by name as it does functions (-F puts, -N malloc, -T puts@depth=1; @PLT: these
+ * only). With --nest-libcall the libraries' too (uftrace's symbol tables hold every module's
+ * PLT entries; @PLT stays the program's). The range of a sizeless symbol before the PLT
+ * (_init) is cut at the first entry by mc_ftable_finish.
  */
-static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all)
+static int mc_resolve_plt(struct mc_ftable *t, struct mc_filter_spec *s, int all,
+			  struct mc_namer *namer)
 {
+	int nest = mc_plt_nest_wanted();
+
 	for (size_t k = 0; k < rec_symtab_nmodules(); k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
 		struct rec_elf_map em;
 		struct rec_elf_plt plt;
-		int ret = 0;
+		int ret = 0, mod = (int)k | (m->is_exe ? MC_MOD_EXE_PLT : 0);
 
-		if (!m->is_exe || !m->path[0] || rec_elf_map_open(m->path, &em) < 0)
+		if ((!m->is_exe && !nest) || !m->path[0] || rec_elf_map_open(m->path, &em) < 0)
 			continue;
 		if (rec_elf_plt(&em, &plt) == 0) {
 			for (size_t i = 0; i < plt.nrel && ret == 0; i++) {
 				const char *name = rec_elf_plt_name(&em, &plt, i);
-				uintptr_t lo = m->bias + (uintptr_t)plt.first + 16 * i;
+				uintptr_t lo = m->bias + (uintptr_t)plt.first + plt.step * i;
 
+				/* demangled as the functions' (-F ^operator takes _Znwm) */
 				if (*name)
-					ret = mc_ftable_add_sym(t, s, name, (int)k, lo, lo + 16, 16, all);
+					ret = mc_ftable_add_sym(t, s, mc_namer_name(namer, name), mod,
+								lo, lo + plt.step, plt.step, all);
 			}
 		}
 		rec_elf_map_close(&em);
@@ -1137,8 +1154,9 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 		return -1;
 	/* PATTERN@MODULE: the first module whose file name starts with MODULE */
 	for (size_t i = 0; i < s->n; i++) {
-		s->modidx[i] = -1;
-		for (size_t k = 0; s->module[i][0] && k < rec_symtab_nmodules(); k++) {
+		s->modidx[i] = strcasecmp(s->module[i], "PLT") ? -1 : MC_MODIDX_PLT;
+		for (size_t k = 0; s->module[i][0] && s->modidx[i] == -1 &&
+				   k < rec_symtab_nmodules(); k++) {
 			const char *path = rec_symtab_module_at(k)->path;
 			const char *base = strrchr(path, '/');
 
@@ -1164,9 +1182,11 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 			}
 		}
 	}
-	mc_namer_fini(&namer);
-	if (mc_resolve_plt(t, s, all) < 0)
+	if (mc_resolve_plt(t, s, all, &namer) < 0) {
+		mc_namer_fini(&namer);
 		return -1;
+	}
+	mc_namer_fini(&namer);
 	mc_ftable_finish(t);
 	return 0;
 }

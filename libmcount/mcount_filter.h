@@ -18,8 +18,8 @@
  * the filter actions (filter notrace depth= time= size= caller hide), -T every one we do
  * (those and trace trace_on trace_off finish recover backtrace color=); backtrace, hide and
  * color= change nothing uftrace's libmcount records (they are its replay's), and the
- * argument actions (arg fparg retval auto-args read=) are refused, as are PLT and kernel
- * modules.
+ * argument actions (arg fparg retval auto-args read=) are refused, as are kernel modules.
+ * "PLT" (any case) names the program's library calls only (uftrace's plt_only).
  *
  * Everything is decided once, at the session start: the patterns are compiled here (our own
  * matcher: regcomp and fnmatch allocate with the program's malloc, which may be instrumented),
@@ -116,8 +116,14 @@ struct mc_filter_spec {
 	struct mc_pattern p[MC_FILTER_MAX];
 	struct mc_trigger tr[MC_FILTER_MAX];
 	char module[MC_FILTER_MAX][MC_MODULE_LEN]; /* "" for every module */
-	int modidx[MC_FILTER_MAX]; /* mc_resolve: the module it names, -1 none loaded */
+	int modidx[MC_FILTER_MAX]; /* mc_resolve: the module it names, -1 none loaded,
+				    * MC_MODIDX_PLT for "PLT" */
 };
+/* PATTERN@PLT (any case): the executable's library calls only, as uftrace's plt_only */
+#define MC_MODIDX_PLT (-2)
+/* added to a module index (mc_filter_trigger_of's MOD): a library call of the executable, an
+ * entry of its PLT (or -fno-plt GOT), which @PLT and the executable's own name both match */
+#define MC_MOD_EXE_PLT 0x40000000
 /* Empty S, then take LIST as FLIGHTREC_FILTER. 0, or -1 with the reason in err. */
 int mc_filter_parse(struct mc_filter_spec *s, const char *list, int glob, char *err,
 		    size_t errlen);
@@ -127,8 +133,9 @@ int mc_filter_parse_more(struct mc_filter_spec *s, const char *list, enum mc_lis
 /* The mode of NAME: the last matching filter pattern's (MC_FILTER_IN or MC_FILTER_OUT), else
  * 0 (module names not considered). */
 int mc_filter_mode_of(const struct mc_filter_spec *s, const char *name);
-/* The merged trigger of NAME in the module of index MOD (mc_resolve's numbering; patterns
- * naming a module match only where modidx is MOD); 1 if some pattern matched. */
+/* The merged trigger of NAME in the module of index MOD (mc_resolve's numbering, plus
+ * MC_MOD_EXE_PLT for the executable's library calls; patterns naming a module match only where
+ * modidx is MOD, @PLT only those calls); 1 if some pattern matched. */
 int mc_filter_trigger_of(const struct mc_filter_spec *s, const char *name, int mod,
 			 struct mc_trigger *out);
 

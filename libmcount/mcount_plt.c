@@ -39,7 +39,12 @@
  *    next PLT entry or exit, a longjmp landing, or in the pthread_exit wrapper, so that the
  *    next call of that function is traced too (uftrace: update_pltgot at the longjmp's return,
  *    its own resolution of pthread_exit and exec* at entry);
- *  - LD_BIND_NOT (--no-pltbind): the resolver never writes the GOT; every call resolves again.
+ *  - LD_BIND_NOT (--no-pltbind): the resolver never writes the GOT; every call resolves again;
+ *  - a module with no PLT relocations (-fno-plt, uftrace's t212) calls through GOT slots bound
+ *    at load time: each slot of a function gets a stub of ours (`push $i; jmp head`, head
+ *    `push id; jmp *mc_plt_hooker`, uftrace's noplt trampolines) for good, the call recorded
+ *    at its reloc's address ('P' lines too), resolved[i] its target; a 0 slot (an undefined
+ *    weak function the program tests for) is left 0.
  */
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
@@ -58,10 +63,12 @@
 #define MC_PLT_MODS 64
 
 struct mc_plt_mod {
-	uintptr_t id;	    /* GOT[1]: what PLT0 pushes */
+	uintptr_t id;	    /* GOT[1]: what PLT0 pushes (-fno-plt: our stubs' push) */
 	uintptr_t *got;	    /* DT_PLTGOT */
 	uintptr_t first;    /* the address reloc 0 is recorded at */
-	uintptr_t stub0;    /* GOT[3] before resolution */
+	uintptr_t end;	    /* ... and the end of reloc nrel - 1's */
+	uintptr_t stub0;    /* GOT[3] before resolution; 0: -fno-plt (no slot ever re-pointed) */
+	uint32_t step;	    /* reloc i is recorded at first + step i (rec_elf.h) */
 	uintptr_t resolver; /* GOT[2] as the loader set it (0 with BIND_NOW) */
 	uint32_t nrel;
 	uintptr_t *resolved; /* nrel entries: the real target, 0 while unknown */
@@ -259,7 +266,7 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
 	saved = errno;
-	mc_hijack_entry(ret_loc, m->first + 16 * idx, MC_FRAME_PLT, regs);
+	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
 	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
 		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
 	errno = saved;
@@ -287,11 +294,11 @@ uintptr_t mc_plt_exit(uintptr_t *sp)
 	n = __atomic_load_n(&mc_plt_nmods, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; ip && i < n; i++) {
 		struct mc_plt_mod *m = &mc_plt_mods[i];
-		uintptr_t k = (ip - m->first) / 16;
 
-		if (ip < m->first || k >= m->nrel)
+		if (ip < m->first || ip >= m->end)
 			continue;
-		mc_plt_repoint(m, k);
+		if (m->stub0) /* -fno-plt: the slot still leads to our stub */
+			mc_plt_repoint(m, (ip - m->first) / 16);
 		break;
 	}
 	errno = saved;
@@ -307,9 +314,40 @@ static uintptr_t *mc_plt_pltgot(const ElfW(Dyn) * dyn)
 	return NULL;
 }
 
+/* the code of a -fno-plt module's stubs (uftrace 0.13's, arch/x86_64/mcount-noplt.c): at
+ * MC_NOPLT_HEAD, `push id(%rip); jmp *hooker(%rip)` (the two words after it), PLT0's part;
+ * then one 16-byte stub per reloc i, `push $i; jmp head`: the stack the hooker expects */
+#define MC_NOPLT_HEAD 32
+#define MC_NOPLT_STUB 16
+
+static void mc_plt_noplt_code(uint8_t *code, uintptr_t id, size_t nrel)
+{
+	static const uint8_t head[16] = {0xff, 0x35, 0x0a, 0, 0, 0, 0xff, 0x25, 0x0c, 0, 0, 0,
+					 0xcc, 0xcc, 0xcc, 0xcc};
+	uintptr_t hooker = (uintptr_t)mc_plt_hooker;
+
+	memcpy(code, head, sizeof(head));
+	memcpy(code + 16, &id, sizeof(id));
+	memcpy(code + 24, &hooker, sizeof(hooker));
+	for (size_t i = 0; i < nrel; i++) {
+		uint8_t *e = code + MC_NOPLT_HEAD + MC_NOPLT_STUB * i;
+		uint32_t idx = (uint32_t)i;
+		int32_t rel = (int32_t)(code - (e + 10));
+
+		memset(e, 0xcc, MC_NOPLT_STUB);
+		e[0] = 0x68;
+		memcpy(e + 1, &idx, 4);
+		e[5] = 0xe9;
+		memcpy(e + 6, &rel, 4);
+	}
+}
+
 /*
- * Hook the PLT of the module at bias `base` whose file is `path`, program headers phdr[phnum]
- * and dynamic section dyn. Slow path (constructor, dlopen). 0, or -1 (nothing changed).
+ * Hook the library calls of the module at bias `base` whose file is `path`, program headers
+ * phdr[phnum] and dynamic section dyn: its PLT, or with none (-fno-plt) its GOT slots of
+ * functions (rec_elf.h), each pointed at a stub of ours that reaches the hooker as its PLT
+ * entry would (uftrace's way; the slots keep them: every callee is bound at load time). Slow
+ * path (constructor, dlopen). 0, or -1 (nothing changed).
  */
 static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr, size_t phnum,
 		       const ElfW(Dyn) * dyn)
@@ -318,13 +356,14 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 	struct rec_elf_plt plt;
 	struct mc_plt_mod *m;
 	uintptr_t relro = 0, relro_end = 0, *got = mc_plt_pltgot(dyn);
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes, code_len = 0;
+	uint8_t *code = NULL;
 	void *mem;
 	int ret = -1;
 
-	if (!got || mc_plt_nmods >= MC_PLT_MODS || rec_elf_map_open(path, &em) < 0)
+	if (mc_plt_nmods >= MC_PLT_MODS || rec_elf_map_open(path, &em) < 0)
 		return -1;
-	if (rec_elf_plt(&em, &plt) < 0)
+	if (rec_elf_plt(&em, &plt) < 0 || (!plt.noplt && !got))
 		goto out;
 	bytes = plt.nrel * (sizeof(uintptr_t) + 1);
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -333,12 +372,24 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 	m = &mc_plt_mods[mc_plt_nmods];
 	*m = (struct mc_plt_mod){.got = got,
 				 .first = base + plt.first,
-				 .stub0 = base + plt.stub0,
+				 .end = base + plt.first + plt.step * plt.nrel,
+				 .step = plt.step,
+				 .stub0 = plt.noplt ? 0 : base + plt.stub0,
 				 .nrel = (uint32_t)plt.nrel,
 				 .resolved = mem,
 				 .flags = (uint8_t *)mem + plt.nrel * sizeof(uintptr_t),
-				 .resolver = got[2],
-				 .id = got[1]};
+				 .resolver = plt.noplt ? 0 : got[2],
+				 .id = plt.noplt ? (uintptr_t)m : got[1]};
+	if (plt.noplt) {
+		code_len = MC_NOPLT_HEAD + MC_NOPLT_STUB * plt.nrel;
+		code = mmap(NULL, code_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			    0);
+		if (code == MAP_FAILED)
+			goto unmap;
+		mc_plt_noplt_code(code, m->id, plt.nrel);
+		if (mprotect(code, code_len, PROT_READ | PROT_EXEC) < 0)
+			goto unmap;
+	}
 	for (size_t i = 0; i < phnum; i++) {
 		if (phdr[i].p_type == PT_GNU_RELRO) {
 			relro = (base + phdr[i].p_vaddr) & ~(page - 1);
@@ -346,10 +397,8 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 		}
 	}
 	/* -z now: the GOT is read-only by now; writable while we set it */
-	if (relro && mprotect((void *)relro, relro_end - relro, PROT_READ | PROT_WRITE) < 0) {
-		munmap(mem, bytes);
-		goto out;
-	}
+	if (relro && mprotect((void *)relro, relro_end - relro, PROT_READ | PROT_WRITE) < 0)
+		goto unmap;
 	if (!m->id) {
 		/* BIND_NOW leaves GOT[1] 0: an id of our own for the hooker to find us by */
 		m->id = (uintptr_t)m;
@@ -362,6 +411,16 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 		uintptr_t stub = m->stub0 + 16 * i;
 
 		m->flags[i] = (uint8_t)(*name ? mc_plt_special(name) : MC_PLT_SKIP);
+		if (plt.noplt) {
+			uintptr_t *slot = (uintptr_t *)(base + plt.rela[i].r_offset);
+
+			/* bound at load time; 0 (an undefined weak function the program tests
+			 * for) stays 0. Pointed at our stub once published, below */
+			m->resolved[i] = m->flags[i] & MC_PLT_SKIP ? 0 : *slot;
+			if (!m->resolved[i])
+				m->flags[i] |= MC_PLT_SKIP;
+			continue;
+		}
 		if (m->flags[i] & MC_PLT_SKIP) {
 			/* not ours (an IRELATIVE slot) or not traced: the slot as it is */
 			if (got[3 + i] != stub)
@@ -375,10 +434,22 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 	}
 	/* published before any call can reach the hooker through it */
 	__atomic_store_n(&mc_plt_nmods, mc_plt_nmods + 1, __ATOMIC_RELEASE);
-	got[2] = (uintptr_t)mc_plt_hooker;
+	if (plt.noplt) {
+		for (size_t i = 0; i < plt.nrel; i++)
+			if (!(m->flags[i] & MC_PLT_SKIP))
+				*(uintptr_t *)(base + plt.rela[i].r_offset) =
+					(uintptr_t)(code + MC_NOPLT_HEAD + MC_NOPLT_STUB * i);
+	} else {
+		got[2] = (uintptr_t)mc_plt_hooker;
+	}
 	if (relro)
 		mprotect((void *)relro, relro_end - relro, PROT_READ);
 	ret = 0;
+	goto out;
+unmap:
+	if (code && code != MAP_FAILED)
+		munmap(code, code_len);
+	munmap(mem, bytes);
 out:
 	rec_elf_map_close(&em);
 	return ret;

@@ -6,12 +6,25 @@
 #define MCOUNT_PLT_H
 
 #include <stdint.h>
+#include <string.h>
+
+#include "librecord/rec_util.h"
 
 #pragma GCC visibility push(hidden)
 
 /* Hook the program's PLT (and the libraries' with FLIGHTREC_NEST_LIBCALL), unless
  * FLIGHTREC_NO_LIBCALL says not to. */
 void mc_plt_setup(void);
+/* --nest-libcall is asked for (and --no-libcall is not): the libraries' PLT calls are recorded
+ * too, so the filter and argument tables name them (inline: the filter's unit test links
+ * without this file's code) */
+static inline int mc_plt_nest_wanted(void)
+{
+	const char *n = rec_getenv("FLIGHTREC_NEST_LIBCALL");
+	const char *o = rec_getenv("FLIGHTREC_NO_LIBCALL");
+
+	return n && *n && strcmp(n, "0") && !(o && *o && strcmp(o, "0"));
+}
 /* the trampolines' C halves (mcount_plt_tramp.S) */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
 		       const uintptr_t *regs);

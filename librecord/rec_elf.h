@@ -43,18 +43,26 @@ const char *rec_elf_tab_name(const struct rec_elf_tab *t, size_t i);
 bool rec_elf_tab_func(const struct rec_elf_tab *t, size_t i, const char **name);
 
 /*
- * The PLT of an x86-64 file (rec_elf_plt.c): reloc i of .rela.plt is called at first + 16 i
- * (the address uftrace names it at) and its GOT slot holds stub0 + 16 i until resolved.
- * Addresses are the file's (add the load bias). 0, or -1 when the file has no such PLT.
+ * The library calls of an x86-64 file (rec_elf_plt.c), at the addresses uftrace names them
+ * at; addresses are the file's (add the load bias). Reloc i is recorded at first + step i:
+ *  - a PLT (step 16): reloc i of .rela.plt, its PLT entry called there, its GOT slot holding
+ *    stub0 + 16 i until resolved;
+ *  - no PLT relocations at all (-fno-plt: `call *foo@GOTPCREL(%rip)`; noplt set, stub0 0):
+ *    reloc i of the dynamic relocations (step: their size, 24), the address of that reloc
+ *    itself, as uftrace 0.13 names it (arch/x86_64/symbol.c); its GOT slot is r_offset.
+ * 0, or -1 when the file has neither.
  */
 struct rec_elf_plt {
 	uint64_t first;
 	uint64_t stub0;
 	const Elf64_Rela *rela;
 	size_t nrel;
+	uint32_t step;
+	bool noplt;
 };
 int rec_elf_plt(const struct rec_elf_map *m, struct rec_elf_plt *out);
-/* The function reloc i binds ("" when it is not a named R_X86_64_JUMP_SLOT). */
+/* The function reloc i binds ("" when it is not a named R_X86_64_JUMP_SLOT; with noplt, not
+ * an R_X86_64_GLOB_DAT of an undefined function or ifunc). */
 const char *rec_elf_plt_name(const struct rec_elf_map *m, const struct rec_elf_plt *p, size_t i);
 
 #pragma GCC visibility pop

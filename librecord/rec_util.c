@@ -124,6 +124,14 @@ int rec_appendv_whole(int fd, const struct iovec *iov, int n)
 	while (i < n) {
 		struct iovec v[8];
 		int k = 0;
+
+		if (iov[i].iov_len == skip) {
+			/* nothing (left) of this part: a writev of nothing returns 0, which is
+			 * no failure (an empty chunk) */
+			i++;
+			skip = 0;
+			continue;
+		}
 		for (int j = i; j < n && k < 8; j++, k++)
 			v[k] = iov[j];
 		v[0].iov_base = (char *)v[0].iov_base + skip;

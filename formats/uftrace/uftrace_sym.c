@@ -134,8 +134,8 @@ static long usym_collect(const struct rec_elf_map *m, struct usym **out)
 				continue;
 			if (usym_room(&v, &cnt, &cap) < 0)
 				return -1;
-			v[cnt] = (struct usym){ .addr = plt.first + 16 * i - m->load_base,
-						.size = 16, .type = 'P', .name = name,
+			v[cnt] = (struct usym){ .addr = plt.first + plt.step * i - m->load_base,
+						.size = plt.step, .type = 'P', .name = name,
 						.idx = tab->nsyms + i };
 			cnt++;
 		}

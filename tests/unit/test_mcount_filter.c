@@ -159,8 +159,8 @@ static void test_list(void **state)
 	assert_int_equal(spec.n, 1);
 	assert_int_equal(mc_filter_parse(&spec, "a;!", 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'!'"));
-	assert_int_equal(mc_filter_parse(&spec, "malloc@PLT", 0, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "PLT and kernel"));
+	assert_int_equal(mc_filter_parse(&spec, "malloc@kernel", 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "kernel modules"));
 	assert_int_equal(mc_filter_parse(&spec, "ok;bad(", 0, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'bad(': unmatched '('"));
 }
@@ -280,6 +280,23 @@ static void test_triggers(void **state)
 	assert_int_equal(mc_filter_trigger_of(&spec, "ft_m", 2, &tr), 1);
 	assert_int_equal(tr.flags, MC_TR_FILTER | MC_TR_DEPTH);
 	assert_int_equal(mc_filter_trigger_of(&spec, "ft_m", 0, &tr), 0);
+
+	/* PATTERN@PLT (any case): the executable's library calls only (MC_MOD_EXE_PLT), which
+	 * the executable's own name matches too */
+	assert_int_equal(mc_filter_parse(&spec, "^get.?id$@plt;!malloc@PLT", 0, err, sizeof(err)),
+			 0);
+	assert_string_equal(spec.module[0], "plt");
+	spec.modidx[0] = spec.modidx[1] = MC_MODIDX_PLT;
+	assert_int_equal(mc_filter_trigger_of(&spec, "getpid", 0 | MC_MOD_EXE_PLT, &tr), 1);
+	assert_int_equal(tr.fmode, MC_FILTER_IN);
+	assert_int_equal(mc_filter_trigger_of(&spec, "malloc", 3 | MC_MOD_EXE_PLT, &tr), 1);
+	assert_int_equal(tr.fmode, MC_FILTER_OUT);
+	assert_int_equal(mc_filter_trigger_of(&spec, "getpid", 0, &tr), 0); /* a function */
+	assert_int_equal(mc_filter_trigger_of(&spec, "getpid", 2, &tr), 0); /* a library's */
+	assert_int_equal(mc_filter_parse(&spec, "getpid@exe", 0, err, sizeof(err)), 0);
+	spec.modidx[0] = 0;
+	assert_int_equal(mc_filter_trigger_of(&spec, "getpid", 0 | MC_MOD_EXE_PLT, &tr), 1);
+	assert_int_equal(mc_filter_trigger_of(&spec, "getpid", 1, &tr), 0);
 
 	/* refused: the argument actions, a trigger action in a filter list, a bare -T, bad
 	 * values, two modules, 0.13's unknown "trace=on" */

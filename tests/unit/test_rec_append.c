@@ -50,6 +50,11 @@ static void test_pieces_in_order(void **state)
 	(void)state;
 	assert_int_equal(rec_append_whole(fd, "0123", 4), 0);
 	assert_int_equal(rec_appendv_whole(fd, v, 3), 0);
+	/* nothing to write is written: an empty chunk (a filter that left every call out) */
+	errno = 0;
+	assert_int_equal(rec_append_whole(fd, "", 0), 0);
+	assert_int_equal(rec_appendv_whole(fd, &v[1], 1), 0);
+	assert_int_equal(errno, 0);
 	close(fd);
 	fd = open(path, O_RDONLY);
 	assert_int_equal(read(fd, got, sizeof(got)), 12);
