@@ -50,6 +50,61 @@ void rd_map_release(const void *base, size_t upto, size_t *done);
 /* ... and all of a mapping of LEN bytes from *DONE on, once read to its end */
 void rd_map_release_end(const void *base, size_t len, size_t *done);
 
+/*
+ * A window over a file read with pread(2), for readers that walk a file front to back by
+ * offsets: rd_win_at(W, OFF, NEED) is a pointer to the file's bytes [OFF, OFF + NEED), valid
+ * until the next call. The window holds RD_WIN_SIZE bytes and reads ahead a whole window at
+ * a time; it only grows for one span longer than that (a record's payload), to that span's
+ * size, which the caller has checked against the file's size: memory is the window, not the
+ * file. Reading a file's pages through a mapping instead cost a cache and TLB miss on the
+ * first byte of every page (74% of `flightrec verify` of an XRay log), and kept them resident
+ * until given back; copying them into a window that stays in the cache does neither.
+ * Over a buffer in memory (rd_win_mem), every span is a pointer into it and nothing is read.
+ * Invariant: a caller asks only for spans inside [0, size), which it checks before; a span
+ * the file no longer has (it shrank while read) or a read error is a NULL return, with ERR
+ * set (RULE_IO, the span's offset).
+ */
+#define RD_WIN_SIZE (256u << 10)
+struct rd_win {
+	const uint8_t *mem; /* a buffer in memory (no file) */
+	int fd;		    /* the file, or -1 */
+	uint8_t *buf;
+	size_t cap;    /* buf's size */
+	uint64_t off;  /* the file offset of buf[0] */
+	size_t len;    /* the bytes of buf read */
+	uint64_t size; /* the file's (or buffer's) size */
+	const char *file;
+	int rule_io;
+	struct rd_error *err;
+};
+
+/* over LEN bytes at DATA (a buffer of the caller's: FILE names it in errors) */
+void rd_win_mem(struct rd_win *w, const void *data, size_t len);
+/* over PATH opened: 0, or -1 with ERR set (RULE_IO: cannot open, not a regular file, no
+ * memory). w->size is the file's size. Errors later (rd_win_at) also go to ERR. */
+int rd_win_open(struct rd_win *w, const char *path, int rule_io, struct rd_error *err);
+void rd_win_close(struct rd_win *w);
+const uint8_t *rd_win_fill(struct rd_win *w, uint64_t off, size_t need);
+
+static inline const uint8_t *rd_win_at(struct rd_win *w, uint64_t off, size_t need)
+{
+	if (w->mem)
+		return w->mem + off;
+	/* the common case: the span is in the window (off - w->off wraps when below it) */
+	if (off - w->off <= w->len && need <= w->len - (off - w->off))
+		return w->buf + (off - w->off);
+	return rd_win_fill(w, off, need);
+}
+
+/* how many bytes from OFF on rd_win_at gives without reading: after a call that returned OFF's
+ * span, the rest of the window (of the buffer in memory) */
+static inline size_t rd_win_avail(const struct rd_win *w, uint64_t off)
+{
+	if (w->mem)
+		return (size_t)(w->size - off);
+	return off - w->off <= w->len ? w->len - (size_t)(off - w->off) : 0;
+}
+
 #define RD_FILE_MAX 4096
 #define RD_MSG_MAX 320
 
