@@ -20,6 +20,8 @@ static void vmsg(const char *fmt, va_list ap, int saved_errno)
 {
 	size_t n = strlen(fmt);
 
+	if (rd_progress.clear) /* the progress line (cli/progress.c) goes first */
+		rd_progress.clear();
 	fputs("flightrec: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (n > 0 && fmt[n - 1] == ':')

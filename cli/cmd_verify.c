@@ -6,12 +6,14 @@
  * exits 1; on success it prints "PATH: ok (...)" unless -q. -j N: the formats that have one
  * file per thread (uftrace.data) check up to N of them at once, as many as CPUs by default;
  * the answer is the same whatever N (the first error in file order, the same counts).
+ * verify, stats and dump draw a progress line on a terminal (cli/progress.c).
  */
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
 
 static const char usage[] =
 	"usage: flightrec verify [-q] [-j N] PATH\n"
@@ -30,7 +32,7 @@ int cmd_verify(int argc, char **argv)
 	};
 	struct cli_verify_opts o = { 0 };
 	const struct cli_format *fmt;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	opterr = 0;
@@ -60,5 +62,8 @@ int cmd_verify(int argc, char **argv)
 	fmt = cli_format_detect(argv[optind]);
 	if (fmt == NULL)
 		return CLI_BAD_TRACE;
-	return fmt->verify(argv[optind], &o);
+	cli_progress_begin("verify", argv[optind], false);
+	ret = fmt->verify(argv[optind], &o);
+	cli_progress_end();
+	return ret;
 }

@@ -43,8 +43,12 @@ int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offse
 	return -1;
 }
 
+struct rd_progress rd_progress;
+
 void rd_error_print(FILE *fp, const struct rd_error *err)
 {
+	if (rd_progress.clear)
+		rd_progress.clear();
 	if (err->offset >= 0)
 		fprintf(fp, "flightrec: %s: offset 0x%" PRIx64 ": %s\n", err->file,
 			(uint64_t)err->offset, err->msg);
@@ -374,6 +378,7 @@ void rd_map_release(const void *base, size_t upto, size_t *done)
 		return;
 	/* base is page-aligned (mmap's); *done is always a page boundary */
 	madvise((char *)base + *done, end - *done, MADV_DONTNEED);
+	rd_progress_add(end - *done);
 	*done = end;
 }
 
@@ -382,6 +387,7 @@ void rd_map_release_end(const void *base, size_t len, size_t *done)
 	if (len <= *done)
 		return;
 	madvise((char *)base + *done, len - *done, MADV_DONTNEED);
+	rd_progress_add(len - *done);
 	*done = len;
 }
 
@@ -486,6 +492,7 @@ const uint8_t *rd_win_fill(struct rd_win *w, uint64_t off, size_t need)
 			return NULL;
 		}
 		w->len += (size_t)n;
+		rd_progress_add((uint64_t)n);
 	}
 	return w->buf;
 }

@@ -2,7 +2,9 @@
  * rd_common: what every offline trace reader shares.
  *
  * Role: one error type that names the file, the byte offset and the rule a trace broke;
- * bounded whole-file loading; a line iterator and a strict token scanner over memory.
+ * bounded whole-file loading; a window that reads a file front to back (rd_win); the hook of
+ * a command's progress line (rd_progress); a line iterator and a strict token scanner over
+ * memory.
  * Every reader in formats/ works on (pointer, length) spans taken from these helpers, so a
  * fuzzer can feed any of them a buffer directly.
  *
@@ -103,6 +105,25 @@ static inline size_t rd_win_avail(const struct rd_win *w, uint64_t off)
 	if (w->mem)
 		return (size_t)(w->size - off);
 	return off - w->off <= w->len ? w->len - (size_t)(off - w->off) : 0;
+}
+
+/*
+ * The progress of a long read: readers report the bytes they take from trace files (rd_win's
+ * reads, the uftrace window's, rd_map_release's steps) to ADD, and rd_error_print calls CLEAR
+ * before it prints; the command line sets them to draw its progress line on a terminal
+ * (cli/progress.c). Both NULL (libraries, tests, fuzzers): nothing. ADD may be called from
+ * several threads at once (verify -j); it is called once per window, never per record.
+ */
+struct rd_progress {
+	void (*add)(uint64_t bytes);
+	void (*clear)(void);
+};
+extern struct rd_progress rd_progress;
+
+static inline void rd_progress_add(uint64_t bytes)
+{
+	if (rd_progress.add)
+		rd_progress.add(bytes);
 }
 
 #define RD_FILE_MAX 4096
