@@ -836,10 +836,10 @@ static int verify_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_ch
 struct verify_job {
 	struct ufr_data *d;
 	pthread_mutex_t lock;
-	size_t next;	   /* the next thread to take */
-	size_t first_bad;  /* the lowest index that failed, nr_threads when none */
-	struct ufr_counts *counts;    /* per thread */
-	struct rd_error **errs;       /* per thread, allocated when it failed */
+	size_t next;		   /* the next thread to take */
+	size_t first_bad;	   /* the lowest index that failed, nr_threads when none */
+	struct ufr_counts *counts; /* per thread */
+	struct rd_error **errs;	   /* per thread, allocated when it failed */
 	bool oom;
 };
 

@@ -356,8 +356,8 @@ static int stats_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec
 
 /* stats_rec for each record of a run of function records (xfr_walk_runs), the thread found
  * once */
-static int stats_run(void *ctx, const struct xfr_header *h, int32_t pid, int32_t tid,
-		     uint64_t off, uint64_t tsc, const uint8_t *recs, size_t n)
+static int stats_run(void *ctx, const struct xfr_header *h, int32_t pid, int32_t tid, uint64_t off,
+		     uint64_t tsc, const uint8_t *recs, size_t n)
 {
 	struct st_ctx *s = ctx;
 	struct st_thread *t = st_thread(s, pid, tid);

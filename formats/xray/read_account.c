@@ -326,8 +326,8 @@ static const struct acct_key *acct_first(struct acct *a)
 	return first;
 }
 
-int xfr_verify_win(struct rd_win *src, const char *file, struct xfr_header *h,
-		   struct xfr_counts *c, struct rd_error *err)
+int xfr_verify_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		   struct rd_error *err)
 {
 	struct acct a;
 	struct rd_error acct_err;

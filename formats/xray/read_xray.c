@@ -422,15 +422,14 @@ static int walk_buffer(struct walk *w, uint64_t off, uint64_t end)
 	return 0;
 }
 
-int xfr_walk_win(struct rd_win *src, const char *file, struct xfr_header *h,
-		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
+int xfr_walk_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		 xfr_rec_fn fn, void *ctx, struct rd_error *err)
 {
 	return xfr_walk_runs(src, file, h, c, fn, NULL, ctx, err);
 }
 
-int xfr_walk_runs(struct rd_win *src, const char *file, struct xfr_header *h,
-		  struct xfr_counts *c, xfr_rec_fn fn, xfr_run_fn run, void *ctx,
-		  struct rd_error *err)
+int xfr_walk_runs(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		  xfr_rec_fn fn, xfr_run_fn run, void *ctx, struct rd_error *err)
 {
 	struct walk w;
 	uint64_t off = HDR, len = src->size;
@@ -600,8 +599,8 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 	return walk_file(path, h, c, fn, NULL, ctx, false, err);
 }
 
-int xfr_walk_file_runs(const char *path, struct xfr_header *h, struct xfr_counts *c,
-		       xfr_rec_fn fn, xfr_run_fn run, void *ctx, struct rd_error *err)
+int xfr_walk_file_runs(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
+		       xfr_run_fn run, void *ctx, struct rd_error *err)
 {
 	return walk_file(path, h, c, fn, run, ctx, false, err);
 }
