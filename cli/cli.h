@@ -29,6 +29,12 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* print USAGE to stderr (bad usage) and return CLI_USAGE */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* JOBS, or when 0 the CPUs this process may run on: how many threads read a trace's files at
+ * once (-j) */
+unsigned cli_jobs(unsigned jobs);
+/* -j's argument: a number from 1 to 1024, else 0 */
+unsigned cli_parse_jobs(const char *arg);
+
 /* N bytes at P on stdout between QUOTEs: QUOTE and '\\' escaped with '\\', printable ASCII
  * as is, any other byte as \xNN */
 void cli_print_quoted(const void *p, size_t n, char quote);

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static void vmsg(const char *fmt, va_list ap, int saved_errno)
 {
 	size_t n = strlen(fmt);
 
+	if (rd_progress.clear) /* the progress line (cli/progress.c) goes first */
+		rd_progress.clear();
 	fputs("flightrec: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (n > 0 && fmt[n - 1] == ':')
@@ -62,6 +65,31 @@ void cli_print_quoted(const void *p, size_t n, char quote)
 			printf("\\x%02x", b[i]);
 	}
 	putchar(quote);
+}
+
+unsigned cli_jobs(unsigned jobs)
+{
+	cpu_set_t set;
+	int n;
+
+	if (jobs)
+		return jobs;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+unsigned cli_parse_jobs(const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 1 || v > 1024)
+		return 0;
+	return (unsigned)v;
 }
 
 bool cli_has_suffix(const char *name, const char *suffix)

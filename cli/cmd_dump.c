@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
 
 static const char usage[] =
 	"usage: flightrec dump [--offsets] [--headers] PATH\n"
@@ -30,7 +31,7 @@ int cmd_dump(int argc, char **argv)
 	};
 	struct cli_dump_opts o = { 0 };
 	const struct cli_format *fmt;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	opterr = 0;
@@ -56,5 +57,8 @@ int cmd_dump(int argc, char **argv)
 	fmt = cli_format_detect(argv[optind]);
 	if (fmt == NULL)
 		return CLI_BAD_TRACE;
-	return fmt->dump(argv[optind], &o);
+	cli_progress_begin("dump", argv[optind], true);
+	ret = fmt->dump(argv[optind], &o);
+	cli_progress_end();
+	return ret;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
 
 static const char usage[] =
 	"usage: flightrec stats [--calls] PATH\n"
@@ -27,7 +28,7 @@ int cmd_stats(int argc, char **argv)
 	};
 	struct cli_stats_opts o = { 0 };
 	const struct cli_format *fmt;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	opterr = 0;
@@ -50,5 +51,8 @@ int cmd_stats(int argc, char **argv)
 	fmt = cli_format_detect(argv[optind]);
 	if (fmt == NULL)
 		return CLI_BAD_TRACE;
-	return fmt->stats(argv[optind], &o);
+	cli_progress_begin("stats", argv[optind], false);
+	ret = fmt->stats(argv[optind], &o);
+	cli_progress_end();
+	return ret;
 }

@@ -16,6 +16,7 @@
 
 struct cli_verify_opts {
 	bool quiet; /* no "ok" line on success */
+	unsigned jobs; /* threads reading a trace's files at once (-j); 0: as many as CPUs */
 };
 
 struct cli_dump_opts {

@@ -43,8 +43,12 @@ int rd_error_set(struct rd_error *err, int rule, const char *file, int64_t offse
 	return -1;
 }
 
+struct rd_progress rd_progress;
+
 void rd_error_print(FILE *fp, const struct rd_error *err)
 {
+	if (rd_progress.clear)
+		rd_progress.clear();
 	if (err->offset >= 0)
 		fprintf(fp, "flightrec: %s: offset 0x%" PRIx64 ": %s\n", err->file,
 			(uint64_t)err->offset, err->msg);
@@ -374,6 +378,7 @@ void rd_map_release(const void *base, size_t upto, size_t *done)
 		return;
 	/* base is page-aligned (mmap's); *done is always a page boundary */
 	madvise((char *)base + *done, end - *done, MADV_DONTNEED);
+	rd_progress_add(end - *done);
 	*done = end;
 }
 
@@ -382,5 +387,112 @@ void rd_map_release_end(const void *base, size_t len, size_t *done)
 	if (len <= *done)
 		return;
 	madvise((char *)base + *done, len - *done, MADV_DONTNEED);
+	rd_progress_add(len - *done);
 	*done = len;
+}
+
+void rd_win_mem(struct rd_win *w, const void *data, size_t len)
+{
+	memset(w, 0, sizeof(*w));
+	w->mem = data;
+	w->fd = -1;
+	w->size = len;
+}
+
+int rd_win_open(struct rd_win *w, const char *path, int rule_io, struct rd_error *err)
+{
+	struct stat st;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	w->file = path;
+	w->rule_io = rule_io;
+	w->err = err;
+	w->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0 || fstat(w->fd, &st) < 0) {
+		ret = rd_error_set(err, rule_io, path, -1, "cannot open: %s", strerror(errno));
+		rd_win_close(w);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rd_win_close(w);
+		return rd_error_set(err, rule_io, path, -1, "not a regular file");
+	}
+	w->size = (uint64_t)st.st_size;
+	/* a small file gets a window of its size, not RD_WIN_SIZE */
+	w->cap = w->size < RD_WIN_SIZE ? (size_t)w->size : RD_WIN_SIZE;
+	w->buf = malloc(w->cap ? w->cap : 1);
+	if (!w->buf) {
+		rd_win_close(w);
+		return rd_error_set(err, rule_io, path, -1, "out of memory");
+	}
+	return 0;
+}
+
+void rd_win_close(struct rd_win *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->buf);
+	w->fd = -1;
+	w->buf = NULL;
+	w->len = 0;
+	w->cap = 0;
+}
+
+const uint8_t *rd_win_fill(struct rd_win *w, uint64_t off, size_t need)
+{
+	size_t keep = 0, want;
+
+	if (w->mem)
+		return w->mem + off;
+	if (need > w->cap) {
+		/* one span longer than the window: the caller checked it is in the file */
+		uint8_t *nb = malloc(need);
+		if (!nb) {
+			rd_error_set(w->err, w->rule_io, w->file, (int64_t)off, "out of memory");
+			return NULL;
+		}
+		if (off >= w->off && off - w->off < w->len) {
+			keep = w->len - (size_t)(off - w->off);
+			memcpy(nb, w->buf + (off - w->off), keep);
+		}
+		free(w->buf);
+		w->buf = nb;
+		w->cap = need;
+	} else if (off >= w->off && off - w->off < w->len) {
+		/* the bytes of the span already read move to the front */
+		keep = w->len - (size_t)(off - w->off);
+		memmove(w->buf, w->buf + (off - w->off), keep);
+	}
+	w->off = off;
+	w->len = keep;
+	/* read ahead a whole window (up to the end of the file), at least the span */
+	want = w->cap;
+	if (w->size - off < want)
+		want = (size_t)(w->size - off);
+	if (want < need)
+		want = need;
+	while (w->len < want) {
+		ssize_t n = pread(w->fd, w->buf + w->len, want - w->len, (off_t)(off + w->len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rd_error_set(w->err, w->rule_io, w->file, (int64_t)(off + w->len),
+				     "read error: %s", strerror(errno));
+			return NULL;
+		}
+		if (n == 0) {
+			if (w->len >= need)
+				break;
+			rd_error_set(w->err, w->rule_io, w->file, (int64_t)(off + w->len),
+				     "the file ends here, before the %" PRIu64
+				     " bytes it had when opened (it shrank while read)",
+				     w->size);
+			return NULL;
+		}
+		w->len += (size_t)n;
+		rd_progress_add((uint64_t)n);
+	}
+	return w->buf;
 }

@@ -2,7 +2,9 @@
  * rd_common: what every offline trace reader shares.
  *
  * Role: one error type that names the file, the byte offset and the rule a trace broke;
- * bounded whole-file loading; a line iterator and a strict token scanner over memory.
+ * bounded whole-file loading; a window that reads a file front to back (rd_win); the hook of
+ * a command's progress line (rd_progress); a line iterator and a strict token scanner over
+ * memory.
  * Every reader in formats/ works on (pointer, length) spans taken from these helpers, so a
  * fuzzer can feed any of them a buffer directly.
  *
@@ -49,6 +51,80 @@ static inline uint64_t rd_le64(const uint8_t *p)
 void rd_map_release(const void *base, size_t upto, size_t *done);
 /* ... and all of a mapping of LEN bytes from *DONE on, once read to its end */
 void rd_map_release_end(const void *base, size_t len, size_t *done);
+
+/*
+ * A window over a file read with pread(2), for readers that walk a file front to back by
+ * offsets: rd_win_at(W, OFF, NEED) is a pointer to the file's bytes [OFF, OFF + NEED), valid
+ * until the next call. The window holds RD_WIN_SIZE bytes and reads ahead a whole window at
+ * a time; it only grows for one span longer than that (a record's payload), to that span's
+ * size, which the caller has checked against the file's size: memory is the window, not the
+ * file. Reading a file's pages through a mapping instead cost a cache and TLB miss on the
+ * first byte of every page (74% of `flightrec verify` of an XRay log), and kept them resident
+ * until given back; copying them into a window that stays in the cache does neither.
+ * Over a buffer in memory (rd_win_mem), every span is a pointer into it and nothing is read.
+ * Invariant: a caller asks only for spans inside [0, size), which it checks before; a span
+ * the file no longer has (it shrank while read) or a read error is a NULL return, with ERR
+ * set (RULE_IO, the span's offset).
+ */
+#define RD_WIN_SIZE (256u << 10)
+struct rd_win {
+	const uint8_t *mem; /* a buffer in memory (no file) */
+	int fd;		    /* the file, or -1 */
+	uint8_t *buf;
+	size_t cap;    /* buf's size */
+	uint64_t off;  /* the file offset of buf[0] */
+	size_t len;    /* the bytes of buf read */
+	uint64_t size; /* the file's (or buffer's) size */
+	const char *file;
+	int rule_io;
+	struct rd_error *err;
+};
+
+/* over LEN bytes at DATA (a buffer of the caller's: FILE names it in errors) */
+void rd_win_mem(struct rd_win *w, const void *data, size_t len);
+/* over PATH opened: 0, or -1 with ERR set (RULE_IO: cannot open, not a regular file, no
+ * memory). w->size is the file's size. Errors later (rd_win_at) also go to ERR. */
+int rd_win_open(struct rd_win *w, const char *path, int rule_io, struct rd_error *err);
+void rd_win_close(struct rd_win *w);
+const uint8_t *rd_win_fill(struct rd_win *w, uint64_t off, size_t need);
+
+static inline const uint8_t *rd_win_at(struct rd_win *w, uint64_t off, size_t need)
+{
+	if (w->mem)
+		return w->mem + off;
+	/* the common case: the span is in the window (off - w->off wraps when below it) */
+	if (off - w->off <= w->len && need <= w->len - (off - w->off))
+		return w->buf + (off - w->off);
+	return rd_win_fill(w, off, need);
+}
+
+/* how many bytes from OFF on rd_win_at gives without reading: after a call that returned OFF's
+ * span, the rest of the window (of the buffer in memory) */
+static inline size_t rd_win_avail(const struct rd_win *w, uint64_t off)
+{
+	if (w->mem)
+		return (size_t)(w->size - off);
+	return off - w->off <= w->len ? w->len - (size_t)(off - w->off) : 0;
+}
+
+/*
+ * The progress of a long read: readers report the bytes they take from trace files (rd_win's
+ * reads, the uftrace window's, rd_map_release's steps) to ADD, and rd_error_print calls CLEAR
+ * before it prints; the command line sets them to draw its progress line on a terminal
+ * (cli/progress.c). Both NULL (libraries, tests, fuzzers): nothing. ADD may be called from
+ * several threads at once (verify -j); it is called once per window, never per record.
+ */
+struct rd_progress {
+	void (*add)(uint64_t bytes);
+	void (*clear)(void);
+};
+extern struct rd_progress rd_progress;
+
+static inline void rd_progress_add(uint64_t bytes)
+{
+	if (rd_progress.add)
+		rd_progress.add(bytes);
+}
 
 #define RD_FILE_MAX 4096
 #define RD_MSG_MAX 320

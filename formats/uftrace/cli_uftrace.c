@@ -26,7 +26,7 @@ int ufcli_verify(const char *path, const struct cli_verify_opts *o)
 		rd_error_print(stderr, &err);
 		return CLI_BAD_TRACE;
 	}
-	ret = ufr_verify(d, &total, &err);
+	ret = ufr_verify_jobs(d, cli_jobs(o->jobs), &total, &err);
 	if (ret < 0)
 		rd_error_print(stderr, &err);
 	else if (!o->quiet)

@@ -128,6 +128,7 @@ static size_t iter_fill(struct ufr_dat_iter *it, size_t want, const uint8_t **p,
 			if (n == 0)
 				it->eof = true;
 			it->win_len += (size_t)n;
+			rd_progress_add((uint64_t)n);
 		}
 	}
 	*p = it->win + it->win_pos;

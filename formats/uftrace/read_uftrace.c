@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -800,7 +801,149 @@ static int verify_sym_files(struct ufr_data *d, struct rd_error *err)
 	return 0;
 }
 
+/* one thread's records through CK: 0, or -1 with ERR set; COUNTS gets what was checked */
+static int verify_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
+			 struct ufr_counts *counts, struct rd_error *err)
+{
+	struct ufr_dat_iter it;
+	struct ufr_rec rec;
+	int r;
+
+	ufr_thread_check_init(d, t, ck);
+	if (ufr_thread_open(d, t, &it, err) < 0) {
+		ufr_check_fini(ck);
+		*counts = ck->counts;
+		return -1;
+	}
+	while ((r = ufr_dat_next(&it, &rec, err)) > 0) {
+		if (ufr_check_rec(ck, &rec, t->dat_file, err) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	ufr_dat_iter_close(&it);
+	ufr_check_fini(ck);
+	*counts = ck->counts;
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * Threads checked by several workers: each takes the next thread not yet taken, and the
+ * result of every thread is kept by its index, so that the answer is the sequential one: the
+ * error of the first thread (in d->threads' order) that has one, the counts summed in that
+ * order. Threads after a failed one are not started (the sequential walk stops there).
+ */
+struct verify_job {
+	struct ufr_data *d;
+	pthread_mutex_t lock;
+	size_t next;		   /* the next thread to take */
+	size_t first_bad;	   /* the lowest index that failed, nr_threads when none */
+	struct ufr_counts *counts; /* per thread */
+	struct rd_error **errs;	   /* per thread, allocated when it failed */
+	bool oom;
+};
+
+static void *verify_worker(void *arg)
+{
+	struct verify_job *j = arg;
+	struct ufr_check *ck = malloc(sizeof(*ck));
+
+	for (;;) {
+		struct rd_error *e;
+		size_t i;
+
+		pthread_mutex_lock(&j->lock);
+		i = j->next++;
+		if (!ck)
+			j->oom = true;
+		if (!ck || i >= j->d->nr_threads || i > j->first_bad) {
+			pthread_mutex_unlock(&j->lock);
+			break;
+		}
+		pthread_mutex_unlock(&j->lock);
+		if (j->d->threads[i].dat_size < 0)
+			continue;
+		e = malloc(sizeof(*e));
+		if (!e) {
+			pthread_mutex_lock(&j->lock);
+			j->oom = true;
+			pthread_mutex_unlock(&j->lock);
+			break;
+		}
+		rd_error_clear(e);
+		if (verify_thread(j->d, &j->d->threads[i], ck, &j->counts[i], e) < 0) {
+			j->errs[i] = e;
+			pthread_mutex_lock(&j->lock);
+			if (i < j->first_bad)
+				j->first_bad = i;
+			pthread_mutex_unlock(&j->lock);
+		} else {
+			free(e);
+		}
+	}
+	free(ck);
+	return NULL;
+}
+
+/* the threads' records with JOBS workers (> 1); -2 when it cannot start them (no memory or
+ * no thread): the caller goes on alone */
+static int verify_parallel(struct ufr_data *d, unsigned jobs, struct ufr_counts *total,
+			   struct rd_error *err)
+{
+	struct verify_job j;
+	pthread_t *tids = calloc(jobs, sizeof(*tids));
+	unsigned started = 0;
+	int ret = 0;
+
+	memset(&j, 0, sizeof(j));
+	j.d = d;
+	j.first_bad = d->nr_threads;
+	j.counts = calloc(d->nr_threads, sizeof(*j.counts));
+	j.errs = calloc(d->nr_threads, sizeof(*j.errs));
+	if (!tids || !j.counts || !j.errs) {
+		free(tids);
+		free(j.counts);
+		free(j.errs);
+		return -2;
+	}
+	pthread_mutex_init(&j.lock, NULL);
+	for (; started < jobs; started++)
+		if (pthread_create(&tids[started], NULL, verify_worker, &j) != 0)
+			break;
+	/* this thread works too when one could not start (or none did) */
+	if (started < jobs)
+		verify_worker(&j);
+	for (unsigned k = 0; k < started; k++)
+		pthread_join(tids[k], NULL);
+	for (size_t i = 0; i < d->nr_threads; i++) {
+		if (i > j.first_bad)
+			break;
+		if (total != NULL)
+			ufr_counts_add(total, &j.counts[i]);
+		if (j.errs[i]) {
+			if (!rd_error_isset(err))
+				*err = *j.errs[i];
+			ret = -1;
+		}
+	}
+	if (ret == 0 && j.oom)
+		ret = rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
+	for (size_t i = 0; i < d->nr_threads; i++)
+		free(j.errs[i]);
+	pthread_mutex_destroy(&j.lock);
+	free(tids);
+	free(j.counts);
+	free(j.errs);
+	return ret;
+}
+
 int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *err)
+{
+	return ufr_verify_jobs(d, 1, total, err);
+}
+
+int ufr_verify_jobs(struct ufr_data *d, unsigned jobs, struct ufr_counts *total,
+		    struct rd_error *err)
 {
 	struct ufr_check *ck;
 	int ret = 0;
@@ -814,36 +957,32 @@ int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *er
 	}
 	if (verify_sym_files(d, err) < 0)
 		return -1;
+	/* sizing argument payloads symbolizes through d's caches, which are not shared: one
+	 * worker then; more workers than threads would wait */
+	if (d->argspecs != NULL)
+		jobs = 1;
+	if (jobs > d->nr_threads)
+		jobs = (unsigned)d->nr_threads;
+	if (jobs > 1) {
+		ret = verify_parallel(d, jobs, total, err);
+		if (ret != -2)
+			return ret;
+		ret = 0;
+	}
 
 	ck = malloc(sizeof(*ck)); /* ~9 KiB of depth stack: keep it off the stack */
 	if (ck == NULL)
 		return rd_error_set(err, UFR_E_IO, d->dir, -1, "out of memory");
 	for (size_t i = 0; i < d->nr_threads && ret == 0; i++) {
 		struct ufr_thread *t = &d->threads[i];
-		struct ufr_dat_iter it;
-		struct ufr_rec rec;
-		int r;
+		struct ufr_counts counts;
 
 		if (t->dat_size < 0)
 			continue;
-		ufr_thread_check_init(d, t, ck);
-		if (ufr_thread_open(d, t, &it, err) < 0) {
-			ufr_check_fini(ck);
-			ret = -1;
-			break;
-		}
-		while ((r = ufr_dat_next(&it, &rec, err)) > 0) {
-			if (ufr_check_rec(ck, &rec, t->dat_file, err) < 0) {
-				r = -1;
-				break;
-			}
-		}
-		ufr_dat_iter_close(&it);
-		ufr_check_fini(ck);
-		if (r < 0)
+		if (verify_thread(d, t, ck, &counts, err) < 0)
 			ret = -1;
 		if (total != NULL)
-			ufr_counts_add(total, &ck->counts);
+			ufr_counts_add(total, &counts);
 	}
 	free(ck);
 	return ret;

@@ -422,6 +422,11 @@ bool ufr_sniff(const char *path);
 int ufr_open(const char *dir, int flags, struct ufr_data **out, struct rd_error *err);
 /* every remaining rule: the .sym files, then each thread's records; fills COUNTS if given */
 int ufr_verify(struct ufr_data *d, struct ufr_counts *total, struct rd_error *err);
+/* the same with up to JOBS threads checking the threads' files at once (1: alone; one alone
+ * too when the trace has argument specs, whose sizing shares d's symbol caches): the same
+ * answer, the first error in thread order, the same counts */
+int ufr_verify_jobs(struct ufr_data *d, unsigned jobs, struct ufr_counts *total,
+		    struct rd_error *err);
 void ufr_close(struct ufr_data *d);
 
 struct ufr_task *ufr_find_task(struct ufr_data *d, int tid);

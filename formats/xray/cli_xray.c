@@ -237,6 +237,7 @@ struct st_call {
 struct st_ctx {
 	struct st_thread *t;
 	size_t nt, capt;
+	size_t last; /* the thread of the last record (a block's records share it) */
 	struct st_call *calls;
 	size_t ncalls, capcalls; /* capcalls: a power of two, at most half full */
 	int failed;
@@ -281,9 +282,13 @@ static int st_call_cmp(const void *a, const void *b)
 
 static struct st_thread *st_thread(struct st_ctx *s, int32_t pid, int32_t tid)
 {
+	if (s->last < s->nt && s->t[s->last].pid == pid && s->t[s->last].tid == tid)
+		return &s->t[s->last];
 	for (size_t i = 0; i < s->nt; i++)
-		if (s->t[i].pid == pid && s->t[i].tid == tid)
+		if (s->t[i].pid == pid && s->t[i].tid == tid) {
+			s->last = i;
 			return &s->t[i];
+		}
 	if (s->nt == s->capt) {
 		size_t cap = s->capt ? s->capt * 2 : 16;
 		struct st_thread *nt = realloc(s->t, cap * sizeof(*nt));
@@ -295,7 +300,39 @@ static struct st_thread *st_thread(struct st_ctx *s, int32_t pid, int32_t tid)
 	memset(&s->t[s->nt], 0, sizeof(s->t[0]));
 	s->t[s->nt].pid = pid;
 	s->t[s->nt].tid = tid;
+	s->last = s->nt;
 	return &s->t[s->nt++];
+}
+
+/* a record at TSC into its thread's span */
+static inline void st_time(struct st_thread *t, uint64_t tsc)
+{
+	if (!t->seen || tsc < t->first)
+		t->first = tsc;
+	if (!t->seen || tsc > t->last)
+		t->last = tsc;
+	t->seen = true;
+}
+
+/* a function record of TYPE (enum xfr_fn_type) and FID on thread T; 1 on no memory */
+static inline int st_function(struct st_ctx *s, struct st_thread *t, unsigned type, uint32_t fid)
+{
+	struct st_call *c;
+
+	if (type == XFR_EXIT) {
+		t->exits++;
+		return 0;
+	}
+	if (type == XFR_TAIL_EXIT) {
+		t->tails++;
+		return 0;
+	}
+	t->entries++;
+	c = st_call(s, fid);
+	if (!c)
+		return 1;
+	c->calls++;
+	return 0;
 }
 
 static int stats_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
@@ -309,25 +346,34 @@ static int stats_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec
 	t = st_thread(s, r->pid, r->tid);
 	if (!t)
 		return 1;
-	if (!t->seen || r->tsc < t->first)
-		t->first = r->tsc;
-	if (!t->seen || r->tsc > t->last)
-		t->last = r->tsc;
-	t->seen = true;
+	st_time(t, r->tsc);
 	if (r->kind == XFR_CUSTOM_EVENT) {
 		t->custom++;
 		return 0;
 	}
-	if (r->fn_type == XFR_EXIT) {
-		t->exits++;
-	} else if (r->fn_type == XFR_TAIL_EXIT) {
-		t->tails++;
-	} else {
-		struct st_call *c = st_call(s, r->fid);
-		t->entries++;
-		if (!c)
+	return st_function(s, t, r->fn_type, r->fid);
+}
+
+/* stats_rec for each record of a run of function records (xfr_walk_runs), the thread found
+ * once */
+static int stats_run(void *ctx, const struct xfr_header *h, int32_t pid, int32_t tid, uint64_t off,
+		     uint64_t tsc, const uint8_t *recs, size_t n)
+{
+	struct st_ctx *s = ctx;
+	struct st_thread *t = st_thread(s, pid, tid);
+
+	(void)h;
+	(void)off;
+	if (!t)
+		return 1;
+	for (size_t i = 0; i < n; i++, recs += 8) {
+		uint32_t word = rd_le32(recs);
+		unsigned type = (word >> 1) & 7;
+
+		tsc += rd_le32(recs + 4);
+		st_time(t, tsc);
+		if (st_function(s, t, type, word >> 4))
 			return 1;
-		c->calls++;
 	}
 	return 0;
 }
@@ -346,7 +392,7 @@ static int xray_stats(const char *path, const struct cli_stats_opts *o)
 		struct xfr_header h;
 		struct rd_error err;
 		rd_error_clear(&err);
-		int r = xfr_walk(v[i], &h, NULL, stats_rec, &s, &err);
+		int r = xfr_walk_file_runs(v[i], &h, NULL, stats_rec, stats_run, &s, &err);
 		if (r < 0) {
 			rd_error_print(stderr, &err);
 			ret = CLI_BAD_TRACE;

@@ -139,18 +139,20 @@ static int acct_push(struct acct *a, struct acct_stack *s, uint32_t fid)
 
 static int acct_exit(struct acct *a, struct acct_stack *s, const struct xfr_rec *r)
 {
-	const char *what = xfr_fn_type_name(r->fn_type);
+	const char *what;
 	size_t depth = 0;
 
+	/* the common case first: the exit of the innermost entry */
+	if (s->n && s->fid[s->n - 1] == r->fid) {
+		s->n--;
+		return 0;
+	}
+	what = xfr_fn_type_name(r->fn_type);
 	if (s->n == 0)
 		return rd_error_set(a->err, XFR_RULE_EXIT_EMPTY, a->file, (int64_t)r->off,
 				    "%s of function %" PRIu32 " on thread %d, whose stack has no "
 				    "open entry: llvm-xray account rejects the log",
 				    what, r->fid, (int)r->tid);
-	if (s->fid[s->n - 1] == r->fid) {
-		s->n--;
-		return 0;
-	}
 	for (size_t i = s->n; i-- > 0;) {
 		if (s->fid[i] == r->fid) {
 			depth = s->n - i;
@@ -179,6 +181,23 @@ static int acct_fail(struct acct *a, int ret)
 	return 0;
 }
 
+/* a record's TSC into its key's first and lowest */
+static inline void acct_tsc(struct acct_key *k, const struct xfr_rec *r)
+{
+	if (!k->has_min_all || r->tsc < k->min_all) {
+		k->has_min_all = true;
+		k->min_all = r->tsc;
+	}
+	if (!k->has_base && r->tsc != 0) {
+		k->has_base = true;
+		k->base = r->tsc;
+		k->base_off = r->off;
+	} else if (k->has_base && (!k->has_min || r->tsc < k->min)) {
+		k->has_min = true;
+		k->min = r->tsc;
+	}
+}
+
 /* pass 1: stacks, keys, each key's first non-zero TSC and lowest TSCs */
 static int acct_pass1(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
 {
@@ -194,18 +213,7 @@ static int acct_pass1(void *ctx, const struct xfr_header *h, const struct xfr_re
 		return acct_fail(a, acct_oom(a));
 	if (!acct_is_record(r))
 		return 0;
-	if (!k->has_min_all || r->tsc < k->min_all) {
-		k->has_min_all = true;
-		k->min_all = r->tsc;
-	}
-	if (!k->has_base && r->tsc != 0) {
-		k->has_base = true;
-		k->base = r->tsc;
-		k->base_off = r->off;
-	} else if (k->has_base && (!k->has_min || r->tsc < k->min)) {
-		k->has_min = true;
-		k->min = r->tsc;
-	}
+	acct_tsc(k, r);
 	if (r->kind != XFR_FUNCTION)
 		return 0;
 	s = acct_stack(a, r->tid);
@@ -214,6 +222,48 @@ static int acct_pass1(void *ctx, const struct xfr_header *h, const struct xfr_re
 	if (r->fn_type == XFR_ENTER || r->fn_type == XFR_ENTER_ARGS)
 		return acct_fail(a, acct_push(a, s, r->fid));
 	return acct_fail(a, acct_exit(a, s, r));
+}
+
+/* pass 1 over a run of function records of one block (xfr_walk_runs): what acct_pass1 does
+ * for each, the key and the stack found once */
+static int acct_pass1_run(void *ctx, const struct xfr_header *h, int32_t pid, int32_t tid,
+			  uint64_t off, uint64_t tsc, const uint8_t *recs, size_t n)
+{
+	struct acct *a = ctx;
+	struct acct_key *k;
+	struct acct_stack *s;
+	struct xfr_rec r;
+
+	(void)h;
+	if (a->failed)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.kind = XFR_FUNCTION;
+	r.pid = pid;
+	r.tid = tid;
+	k = acct_key(a, &r);
+	s = acct_stack(a, tid);
+	if (!k || !s)
+		return acct_fail(a, acct_oom(a));
+	for (size_t i = 0; i < n; i++, recs += 8) {
+		uint32_t word = rd_le32(recs);
+		int ret;
+
+		r.off = off + 8 * i;
+		r.fn_type = (word >> 1) & 7;
+		r.fid = word >> 4;
+		r.delta = rd_le32(recs + 4);
+		tsc += r.delta;
+		r.tsc = tsc;
+		acct_tsc(k, &r);
+		if (r.fn_type == XFR_ENTER || r.fn_type == XFR_ENTER_ARGS)
+			ret = acct_push(a, s, r.fid);
+		else
+			ret = acct_exit(a, s, &r);
+		if (ret < 0)
+			return acct_fail(a, ret);
+	}
+	return 0;
 }
 
 /* whether any record pass 2 would look at is below the base (from pass 1's minima) */
@@ -276,13 +326,9 @@ static const struct acct_key *acct_first(struct acct *a)
 	return first;
 }
 
-/* verify over DATA; MAPPED: a file mapping whose pages the walks give back (xfr_walk_map) */
-static int acct_verify(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		       struct xfr_counts *c, struct rd_error *err, bool mapped)
+int xfr_verify_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		   struct rd_error *err)
 {
-	int (*walk)(const uint8_t *, size_t, const char *, struct xfr_header *,
-		    struct xfr_counts *, xfr_rec_fn, void *, struct rd_error *) =
-		mapped ? xfr_walk_map : xfr_walk_buf;
 	struct acct a;
 	struct rd_error acct_err;
 	struct xfr_header hd;
@@ -292,7 +338,7 @@ static int acct_verify(const uint8_t *data, size_t len, const char *file, struct
 	rd_error_clear(&acct_err);
 	a.file = file;
 	a.err = &acct_err;
-	ret = walk(data, len, file, &hd, c, acct_pass1, &a, err);
+	ret = xfr_walk_runs(src, file, &hd, c, acct_pass1, acct_pass1_run, &a, err);
 	if (ret >= 0 && h)
 		*h = hd;
 	if (ret >= 0 && a.failed) {
@@ -308,7 +354,7 @@ static int acct_verify(const uint8_t *data, size_t len, const char *file, struct
 		if (a.first && a.first->has_base) {
 			a.base = a.first->base;
 			if (acct_tsc_rule_breaks(&a))
-				ret = walk(data, len, file, NULL, NULL, acct_pass2, &a, err);
+				ret = xfr_walk_win(src, file, NULL, NULL, acct_pass2, &a, err);
 		}
 	}
 	for (size_t i = 0; i < a.nstacks; i++)
@@ -321,11 +367,8 @@ static int acct_verify(const uint8_t *data, size_t len, const char *file, struct
 int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		   struct xfr_counts *c, struct rd_error *err)
 {
-	return acct_verify(data, len, file, h, c, err, false);
-}
+	struct rd_win src;
 
-int xfr_verify_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		   struct xfr_counts *c, struct rd_error *err)
-{
-	return acct_verify(data, len, file, h, c, err, true);
+	rd_win_mem(&src, data, len);
+	return xfr_verify_win(&src, file, h, c, err);
 }

@@ -7,16 +7,17 @@
  * between buffers of version 3 and later, compiler-rt never writes any); a BufferExtents never
  * appears inside a buffer. Blocks may go on across buffers, as llvm-xray reads them.
  *
- * The walk never reads past the mapped file: every record's size is checked against its
- * buffer's end before it is decoded.
+ * The walk never reads past the file: every record's size is checked against its buffer's end
+ * before it is decoded. A file is read through a window (rd_win: pread into a buffer that
+ * stays in the cache), so memory is bounded whatever its size; a record's bytes are asked of
+ * the window before it is decoded, its payload included (r.payload points into the window
+ * until the callback returns).
  */
 #include "formats/xray/read_xray.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,13 +43,14 @@ struct thr {
 };
 
 struct walk {
-	const uint8_t *d;
-	size_t len;
+	struct rd_win *src;
+	uint64_t len;
 	const char *file;
 	struct xfr_header h;
 	struct xfr_counts c;
 	struct rd_error *err;
 	xfr_rec_fn fn;
+	xfr_run_fn run; /* takes the function records when set (fn the others) */
 	void *ctx;
 	enum state st;
 	int32_t tid;
@@ -57,8 +59,6 @@ struct walk {
 	struct thr *cur; /* the current block's thread, once its first NewCPUId is seen */
 	struct thr *thr;
 	size_t nthr, capthr;
-	bool mapped;	 /* d is the file's mapping: its pages are given back once walked */
-	size_t released; /* ... those before this offset */
 };
 
 const char *xfr_kind_name(int kind)
@@ -140,11 +140,14 @@ static int block_end(struct walk *w, uint64_t off)
  */
 static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *size)
 {
-	const uint8_t *p = w->d + off;
+	/* a metadata record's 16 bytes, fewer at the end of the buffer (checked below) */
+	const uint8_t *p = rd_win_at(w->src, off, end - off < META ? (size_t)(end - off) : META);
 	struct xfr_rec r;
 	enum state next;
 	uint16_t v = w->h.version;
 
+	if (!p)
+		return -1;
 	memset(&r, 0, sizeof(r));
 	r.off = off;
 	if (!(p[0] & 1)) {
@@ -267,6 +270,9 @@ static int walk_record(struct walk *w, uint64_t off, uint64_t end, uint64_t *siz
 				    "%s event of %lld bytes crosses the end of its buffer",
 				    r.kind == XFR_CUSTOM_EVENT ? "custom" : "typed",
 				    (long long)r.ivalue);
+		p = rd_win_at(w->src, off, META + (size_t)r.ivalue);
+		if (!p)
+			return -1;
 		r.payload = p + META;
 		r.payload_len = (size_t)r.ivalue;
 		*size = META + (uint64_t)r.ivalue;
@@ -306,7 +312,11 @@ emit:
 	r.tid = w->tid;
 	r.pid = (int32_t)w->pid;
 	w->st = next;
-	if (w->fn) {
+	if (w->run && r.kind == XFR_FUNCTION) {
+		int ret = w->run(w->ctx, &w->h, r.pid, r.tid, off, r.tsc - r.delta, p, 1);
+		if (ret)
+			return ret;
+	} else if (w->fn) {
 		int ret = w->fn(w->ctx, &w->h, &r);
 		if (ret)
 			return ret;
@@ -314,12 +324,91 @@ emit:
 	return r.kind == XFR_END_OF_BUFFER ? 1 : 0;
 }
 
+/*
+ * A run of function records from OFF in a block's body, up to END or the window's end: most
+ * of a log, so they skip walk_record's general decoding (same checks, counts and record
+ * handed to fn). Stops before anything else (a metadata record, an unknown function type,
+ * a record crossing END), which walk_record then takes. Returns the offset reached, or
+ * ~0 when fn (or run) stopped the walk (*ret has its value).
+ */
+static uint64_t walk_fn_run(struct walk *w, uint64_t off, uint64_t end, int *ret)
+{
+	const uint8_t *p = rd_win_at(w->src, off, FNREC), *first = p;
+	size_t n = rd_win_avail(w->src, off);
+	uint64_t tsc = w->tsc, stop, off0 = off, tsc0 = w->tsc;
+	struct thr *cur = w->cur;
+	struct xfr_rec r;
+	unsigned type = XFR_EXIT;
+
+	if (n > end - off)
+		n = (size_t)(end - off);
+	stop = off + n / FNREC * FNREC;
+	memset(&r, 0, sizeof(r));
+	r.kind = XFR_FUNCTION;
+	r.tid = w->tid;
+	r.pid = (int32_t)w->pid;
+	for (; off < stop; off += FNREC, p += FNREC) {
+		uint32_t word = rd_le32(p);
+
+		type = (word >> 1) & 7;
+		if ((word & 1) || type > XFR_ENTER_ARGS)
+			break;
+		tsc += rd_le32(p + 4);
+		if (type == XFR_ENTER || type == XFR_ENTER_ARGS) {
+			w->c.entries++;
+			w->c.args += type == XFR_ENTER_ARGS;
+			cur->depth++;
+		} else {
+			if (type == XFR_EXIT)
+				w->c.exits++;
+			else
+				w->c.tail_exits++;
+			if (cur->depth)
+				cur->depth--;
+			else
+				w->c.unmatched_exits++;
+		}
+		w->c.records++;
+		w->st = type == XFR_ENTER_ARGS ? ST_FNARG : ST_FN;
+		if (w->fn && !w->run) {
+			r.off = off;
+			r.fn_type = type;
+			r.fid = word >> 4;
+			r.delta = rd_le32(p + 4);
+			r.tsc = tsc;
+			w->tsc = tsc;
+			*ret = w->fn(w->ctx, &w->h, &r);
+			if (*ret)
+				return ~(uint64_t)0;
+		}
+	}
+	w->tsc = tsc;
+	if (w->run && off > off0) {
+		*ret = w->run(w->ctx, &w->h, r.pid, r.tid, off0, tsc0, first,
+			      (size_t)(off - off0) / FNREC);
+		if (*ret)
+			return ~(uint64_t)0;
+	}
+	return off;
+}
+
 /* the records of one buffer, [off, end) */
 static int walk_buffer(struct walk *w, uint64_t off, uint64_t end)
 {
 	while (off < end) {
 		uint64_t size = 0;
-		int ret = walk_record(w, off, end, &size);
+		int ret;
+
+		if (in_body(w->st) && end - off >= FNREC) {
+			uint64_t to = walk_fn_run(w, off, end, &ret);
+			if (to == ~(uint64_t)0)
+				return ret;
+			if (to != off) {
+				off = to;
+				continue;
+			}
+		}
+		ret = walk_record(w, off, end, &size);
 		if (ret < 0)
 			return ret;
 		if (ret == 1) { /* EndOfBuffer: the rest of a version 1 buffer is garbage */
@@ -329,38 +418,46 @@ static int walk_buffer(struct walk *w, uint64_t off, uint64_t end)
 		if (ret > 1)
 			return ret;
 		off += size;
-		if (w->mapped)
-			rd_map_release(w->d, off, &w->released);
 	}
 	return 0;
 }
 
-static int walk_mem(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		    struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err,
-		    bool mapped)
+int xfr_walk_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		 xfr_rec_fn fn, void *ctx, struct rd_error *err)
+{
+	return xfr_walk_runs(src, file, h, c, fn, NULL, ctx, err);
+}
+
+int xfr_walk_runs(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		  xfr_rec_fn fn, xfr_run_fn run, void *ctx, struct rd_error *err)
 {
 	struct walk w;
-	uint64_t off = HDR;
+	uint64_t off = HDR, len = src->size;
+	const uint8_t *data;
 	int ret = 0;
 
 	memset(&w, 0, sizeof(w));
-	w.mapped = mapped;
-	w.d = data;
+	w.src = src;
 	w.len = len;
 	w.file = file;
 	w.err = err;
 	w.fn = fn;
+	w.run = run;
 	w.ctx = ctx;
 	if (len < HDR)
 		return rd_error_set(err, XFR_RULE_HEADER, file, -1,
-				    "%zu bytes, shorter than the 32-byte XRay file header", len);
+				    "%zu bytes, shorter than the 32-byte XRay file header",
+				    (size_t)len);
+	data = rd_win_at(src, 0, HDR);
+	if (!data)
+		return -1;
 	w.h.version = rd_le16(data);
 	w.h.type = rd_le16(data + 2);
 	w.h.bits = rd_le32(data + 4);
 	w.h.cycle_frequency = rd_le64(data + 8);
 	w.h.buffer_size = rd_le64(data + 16);
 	if (w.h.type == 0) /* compiler-rt's basic mode */
-		return xfr_walk_basic(data, len, file, h, c, fn, ctx, err);
+		return xfr_walk_basic_win(src, file, h, c, fn, ctx, err);
 	if (w.h.type != 1)
 		return rd_error_set(err, XFR_RULE_HEADER, file, 2,
 				    "log type %u is neither FDR (1) nor basic (0)", w.h.type);
@@ -389,8 +486,13 @@ static int walk_mem(const uint8_t *data, size_t len, const char *file, struct xf
 		}
 	} else {
 		while (off < len && ret == 0) {
-			const uint8_t *p = data + off;
+			const uint8_t *p =
+				rd_win_at(src, off, len - off < META ? (size_t)(len - off) : META);
 			uint64_t size, end;
+			if (!p) {
+				ret = -1;
+				break;
+			}
 			if (len - off < META || p[0] != (XFR_BUFFER_EXTENTS << 1 | 1)) {
 				ret = rd_error_set(
 					err, XFR_RULE_EXTENTS, file, (int64_t)off,
@@ -468,60 +570,42 @@ bool xfr_sniff_file(const char *path)
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
 {
-	return walk_mem(data, len, file, h, c, fn, ctx, err, false);
+	struct rd_win src;
+
+	rd_win_mem(&src, data, len);
+	return xfr_walk_win(&src, file, h, c, fn, ctx, err);
 }
 
-int xfr_walk_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
-{
-	return walk_mem(data, len, file, h, c, fn, ctx, err, true);
-}
-
-/* the walk (fn set) or xfr_verify_buf (fn NULL, verify) over the file mapped */
+/* the walk (fn, run) or xfr_verify_win (verify) over the file read through a window */
 static int walk_file(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
-		     void *ctx, bool verify, struct rd_error *err)
+		     xfr_run_fn run, void *ctx, bool verify, struct rd_error *err)
 {
-	struct stat st;
-	void *m = NULL;
-	int fd, ret;
+	struct rd_win src;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ret = rd_error_set(err, XFR_RULE_IO, path, -1, "cannot open: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return rd_error_set(err, XFR_RULE_IO, path, -1, "not a regular file");
-	}
-	if (st.st_size > 0) {
-		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			ret = rd_error_set(err, XFR_RULE_IO, path, -1, "cannot map: %s",
-					   strerror(errno));
-			close(fd);
-			return ret;
-		}
-	}
-	close(fd);
+	if (rd_win_open(&src, path, XFR_RULE_IO, err) < 0)
+		return -1;
 	if (verify)
-		ret = xfr_verify_map(m, (size_t)st.st_size, path, h, c, err);
+		ret = xfr_verify_win(&src, path, h, c, err);
 	else
-		ret = walk_mem(m, (size_t)st.st_size, path, h, c, fn, ctx, err, m != NULL);
-	if (m)
-		munmap(m, (size_t)st.st_size);
+		ret = xfr_walk_runs(&src, path, h, c, fn, run, ctx, err);
+	rd_win_close(&src);
 	return ret;
 }
 
 int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn, void *ctx,
 	     struct rd_error *err)
 {
-	return walk_file(path, h, c, fn, ctx, false, err);
+	return walk_file(path, h, c, fn, NULL, ctx, false, err);
+}
+
+int xfr_walk_file_runs(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
+		       xfr_run_fn run, void *ctx, struct rd_error *err)
+{
+	return walk_file(path, h, c, fn, run, ctx, false, err);
 }
 
 int xfr_verify(const char *path, struct xfr_header *h, struct xfr_counts *c, struct rd_error *err)
 {
-	return walk_file(path, h, c, NULL, NULL, true, err);
+	return walk_file(path, h, c, NULL, NULL, NULL, true, err);
 }

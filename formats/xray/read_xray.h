@@ -115,10 +115,23 @@ int xfr_walk(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_r
 /* Same over bytes in memory (FILE names them in errors); for tests and fuzzers. */
 int xfr_walk_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
-/* Same over a private read-only mapping of the file, whose pages it gives back as it walks
- * (MADV_DONTNEED), so memory stays bounded: a later read of DATA faults them in again. */
-int xfr_walk_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		 struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
+/* Same over a window (a file's, read as the walk goes, or a buffer's): what the others call.
+ * A record's payload (r.payload) is valid until fn returns. */
+int xfr_walk_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		 xfr_rec_fn fn, void *ctx, struct rd_error *err);
+/* A run of N function records of an FDR log (raw, 8 bytes each, their types checked), from
+ * file offset OFF, in the block of (PID, TID), the running TSC before the first TSC0: for a
+ * callback that takes them in a loop rather than one call each (verify's accounting: the
+ * call per record was half its time). Returns as xfr_rec_fn does. */
+typedef int (*xfr_run_fn)(void *ctx, const struct xfr_header *h, int32_t pid, int32_t tid,
+			  uint64_t off, uint64_t tsc0, const uint8_t *recs, size_t n);
+/* xfr_walk_win where RUN takes the function records of FDR logs, FN the others (all the
+ * records of a basic log: RUN is for FDR's 8-byte records) */
+int xfr_walk_runs(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		  xfr_rec_fn fn, xfr_run_fn run, void *ctx, struct rd_error *err);
+/* xfr_walk_runs over the file at PATH (xfr_walk's window) */
+int xfr_walk_file_runs(const char *path, struct xfr_header *h, struct xfr_counts *c, xfr_rec_fn fn,
+		       xfr_run_fn run, void *ctx, struct rd_error *err);
 
 /*
  * compiler-rt's basic-mode ("naive") logs, which xfr_walk_buf hands here (header type 0):
@@ -132,6 +145,8 @@ int xfr_walk_map(const uint8_t *data, size_t len, const char *file, struct xfr_h
  */
 int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		   struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
+int xfr_walk_basic_win(struct rd_win *src, const char *file, struct xfr_header *h,
+		       struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err);
 
 /*
  * verify: the walk (every rule above, XFR_RULE_IO .. XFR_RULE_EMPTY), then the rules of
@@ -152,9 +167,9 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 int xfr_verify(const char *path, struct xfr_header *h, struct xfr_counts *c, struct rd_error *err);
 int xfr_verify_buf(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		   struct xfr_counts *c, struct rd_error *err);
-/* xfr_verify_buf over a mapping as xfr_walk_map takes it */
-int xfr_verify_map(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
-		   struct xfr_counts *c, struct rd_error *err);
+/* the same over a window (it walks it twice where the TSC rule breaks) */
+int xfr_verify_win(struct rd_win *src, const char *file, struct xfr_header *h, struct xfr_counts *c,
+		   struct rd_error *err);
 
 const char *xfr_kind_name(int kind);
 const char *xfr_fn_type_name(unsigned type);

@@ -9,7 +9,8 @@
  *
  * Written from llvm-xray's reading, apart from the writer (sink_xray_basic.c) on purpose.
  * Invariant: nothing read from the file sizes anything; every record is bounds-checked
- * against the length before it is read.
+ * against the length before it is read, through the walk's window (rd_win: a file is read as
+ * it goes), so the function record an argument follows is kept as a copy, not a pointer.
  */
 #include "formats/xray/read_xray.h"
 
@@ -45,17 +46,31 @@ static int xbr_thread_seen(struct xbr_thread **v, size_t *n, size_t *cap, int32_
 int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr_header *h,
 		   struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
 {
+	struct rd_win src;
+
+	rd_win_mem(&src, data, len);
+	return xfr_walk_basic_win(&src, file, h, c, fn, ctx, err);
+}
+
+int xfr_walk_basic_win(struct rd_win *src, const char *file, struct xfr_header *h,
+		       struct xfr_counts *c, xfr_rec_fn fn, void *ctx, struct rd_error *err)
+{
 	struct xfr_header hd;
 	struct xfr_counts cnt;
 	struct xbr_thread *thr = NULL;
-	size_t nthr = 0, capthr = 0;
-	const uint8_t *prev = NULL; /* the last function record */
+	size_t nthr = 0, capthr = 0, len = (size_t)src->size;
+	uint8_t prevbuf[XBR_REC];
+	const uint8_t *prev = NULL; /* the last function record (a copy in prevbuf) */
+	const uint8_t *data;
 	int ret = 0;
 
 	memset(&cnt, 0, sizeof(cnt));
 	if (len < XBR_HDR)
 		return rd_error_set(err, XFR_RULE_HEADER, file, -1,
 				    "%zu bytes, shorter than the 32-byte XRay file header", len);
+	data = rd_win_at(src, 0, XBR_HDR);
+	if (!data)
+		return -1;
 	hd.version = rd_le16(data);
 	hd.type = rd_le16(data + 2);
 	hd.bits = rd_le32(data + 4);
@@ -77,10 +92,15 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 				    "(%zu bytes left over)",
 				    len - XBR_HDR, (len - XBR_HDR) % XBR_REC);
 	for (size_t off = XBR_HDR; off < len && ret == 0; off += XBR_REC) {
-		const uint8_t *p = data + off;
-		uint16_t rt = rd_le16(p);
+		const uint8_t *p = rd_win_at(src, off, XBR_REC);
+		uint16_t rt;
 		struct xfr_rec r;
 
+		if (!p) {
+			ret = -1;
+			break;
+		}
+		rt = rd_le16(p);
 		memset(&r, 0, sizeof(r));
 		r.off = off;
 		if (rt == 0) {
@@ -100,7 +120,8 @@ int xfr_walk_basic(const uint8_t *data, size_t len, const char *file, struct xfr
 			cnt.entries += r.fn_type == XFR_ENTER || r.fn_type == XFR_ENTER_ARGS;
 			cnt.exits += r.fn_type == XFR_EXIT;
 			cnt.tail_exits += r.fn_type == XFR_TAIL_EXIT;
-			prev = p;
+			memcpy(prevbuf, p, XBR_REC);
+			prev = prevbuf;
 		} else if (rt == 1) {
 			r.kind = XFR_CALL_ARG;
 			r.fid = rd_le32(p + 4);

@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/xray/read_xray.h"
 #include "formats/xray/fdr_encode.h"
@@ -527,6 +529,220 @@ static void test_account_golden(void **state)
 	assert_int_equal(c.exits + c.tail_exits, 33);
 }
 
+/* --- logs read from a file (xfr_walk's window) ----------------------------------------- */
+
+/* a log too big for struct log: several windows long */
+struct biglog {
+	uint8_t *b;
+	size_t len, cap;
+};
+
+static uint8_t *bl_put(struct biglog *l, size_t n)
+{
+	if (l->len + n > l->cap) {
+		l->cap = (l->len + n) * 2;
+		l->b = realloc(l->b, l->cap);
+		assert_non_null(l->b);
+	}
+	l->len += n;
+	return l->b + l->len - n;
+}
+
+/* a custom event of N payload bytes (their values from the offset) */
+static void bl_event(struct biglog *l, size_t n)
+{
+	fdr_put_custom_v5(bl_put(l, FDR_META_SIZE), (int32_t)n, 3);
+	for (size_t i = 0; i < n; i++)
+		bl_put(l, 1)[0] = (uint8_t)(l->len * 7);
+}
+
+/*
+ * A v5 log of one buffer whose records straddle every 64 KiB boundary up to LIMIT (the
+ * window's size is a multiple of that, so a window ends inside a record whatever its size):
+ * before each boundary a custom event sized so that the next record starts 5 bytes before it
+ * (a metadata record), or 3 (a function record); between them, blocks of two threads with
+ * balanced calls and arguments. One event longer than 512 KiB, more than a window.
+ */
+static void bl_build(struct biglog *l, size_t limit)
+{
+	size_t extent, step = 64 << 10, next = step;
+	uint64_t size;
+	int k = 0;
+
+	memset(l, 0, sizeof(*l));
+	fdr_put_header(bl_put(l, FDR_HEADER_SIZE), 5, 3, 2500000000ull, 0);
+	extent = l->len;
+	bl_put(l, FDR_META_SIZE);
+	while (l->len < limit) {
+		int32_t tid = 10 + k % 2, pid = 7;
+		uint8_t wall[12] = {0};
+
+		fdr_put_meta(bl_put(l, FDR_META_SIZE), FDR_NEW_BUFFER, &tid, 4);
+		fdr_put_meta(bl_put(l, FDR_META_SIZE), FDR_WALLCLOCK, wall, 12);
+		fdr_put_meta(bl_put(l, FDR_META_SIZE), FDR_PID, &pid, 4);
+		fdr_put_new_cpu(bl_put(l, FDR_META_SIZE), 1, 1000 + (uint64_t)k * 100000);
+		for (int i = 0; i < 200; i++) {
+			fdr_put_fn(bl_put(l, FDR_FN_SIZE), FDR_ENTER_ARGS, 5 + i % 3, 2);
+			fdr_put_call_arg(bl_put(l, FDR_META_SIZE), (uint64_t)i);
+			fdr_put_fn(bl_put(l, FDR_FN_SIZE), FDR_EXIT, 5 + i % 3, 1);
+		}
+		if (k == 3)
+			bl_event(l, 600 << 10);
+		/* the next record straddles the boundary: an event fills the gap up to it */
+		while (next <= l->len + FDR_META_SIZE + 8)
+			next += step;
+		bl_event(l, next - (k % 2 ? 3 : 5) - l->len - FDR_META_SIZE);
+		if (k % 2)
+			fdr_put_fn(bl_put(l, FDR_FN_SIZE), FDR_ENTER, 9, 1);
+		else
+			fdr_put_tsc_wrap(bl_put(l, FDR_META_SIZE), 2000000000ull + l->len);
+		k++;
+	}
+	size = l->len - extent - FDR_META_SIZE;
+	fdr_put_meta(l->b + extent, FDR_BUFFER_EXTENTS, &size, 8);
+}
+
+static void bl_write(const struct biglog *l, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(l->b, 1, l->len, f), l->len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* every record as the walk hands it, its payload as a checksum (the pointer is the window's) */
+struct trail {
+	struct xfr_rec *r;
+	uint64_t *sum;
+	size_t n, cap;
+};
+
+static int trail_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
+{
+	struct trail *t = ctx;
+	uint64_t sum = 1469598103934665603ull;
+
+	(void)h;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		t->r = realloc(t->r, t->cap * sizeof(*t->r));
+		t->sum = realloc(t->sum, t->cap * sizeof(*t->sum));
+		assert_true(t->r && t->sum);
+	}
+	for (size_t i = 0; i < r->payload_len; i++)
+		sum = (sum ^ r->payload[i]) * 1099511628211ull;
+	t->r[t->n] = *r;
+	t->r[t->n].payload = NULL;
+	t->sum[t->n++] = sum;
+	return 0;
+}
+
+static void trail_free(struct trail *t)
+{
+	free(t->r);
+	free(t->sum);
+}
+
+static void trail_equal(const struct trail *a, const struct trail *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		if (memcmp(&a->r[i], &b->r[i], sizeof(a->r[i])) || a->sum[i] != b->sum[i])
+			fail_msg("record %zu (offset 0x%llx, %s) differs", i,
+				 (unsigned long long)b->r[i].off, xfr_kind_name(b->r[i].kind));
+	}
+}
+
+/* a log read from its file through the window reads as the same bytes in memory: every record,
+ * field and payload byte, the counts, verify's answer (after its second walk), with records
+ * straddling window ends and an event longer than a window */
+static void test_file_window(void **state)
+{
+	char dir[256], path[512];
+	struct biglog l;
+	struct trail mem = {0}, file = {0};
+	struct xfr_counts cm, cf;
+	struct rd_error err, errf;
+	size_t straddle = 0;
+
+	(void)state;
+	bl_build(&l, 3 << 20);
+	unit_tmpdir_make(dir, sizeof(dir), "test_xray_fdr", false);
+	snprintf(path, sizeof(path), "%s/xray-log.big", dir);
+	bl_write(&l, path);
+	rd_error_clear(&err);
+	assert_int_equal(xfr_walk_buf(l.b, l.len, path, NULL, &cm, trail_rec, &mem, &err), 0);
+	assert_int_equal(xfr_walk(path, NULL, &cf, trail_rec, &file, &err), 0);
+	assert_false(rd_error_isset(&err));
+	trail_equal(&mem, &file);
+	assert_memory_equal(&cm, &cf, sizeof(cm));
+	assert_int_equal(cf.threads, 2);
+	assert_true(cf.custom > 30);
+	/* the log has what it is for: records across 64 KiB boundaries, of both kinds */
+	for (size_t i = 0; i < file.n; i++) {
+		uint64_t size = file.r[i].kind == XFR_FUNCTION ? 8 : 16;
+		if ((file.r[i].off >> 16) != ((file.r[i].off + size - 1) >> 16))
+			straddle |= file.r[i].kind == XFR_FUNCTION ? 1 : 2;
+	}
+	assert_int_equal(straddle, 3);
+	/* verify: account's TSC rule breaks (thread 11, iterated first, starts later than thread
+	 * 10), which takes its second walk, to the same record */
+	rd_error_clear(&err);
+	assert_int_equal(xfr_verify_buf(l.b, l.len, path, NULL, NULL, &err), -1);
+	rd_error_clear(&errf);
+	assert_int_equal(xfr_verify(path, NULL, NULL, &errf), -1);
+	assert_int_equal(err.rule, XFR_RULE_TSC_ORDER);
+	assert_int_equal(errf.rule, err.rule);
+	assert_int_equal(errf.offset, err.offset);
+	assert_string_equal(errf.msg, err.msg);
+	trail_free(&mem);
+	trail_free(&file);
+	free(l.b);
+	unit_tmpdir_remove(dir);
+}
+
+struct shrink {
+	const char *path;
+	size_t to;
+	int calls;
+};
+
+/* on the first record, the file is cut short (another process truncating it) */
+static int shrink_rec(void *ctx, const struct xfr_header *h, const struct xfr_rec *r)
+{
+	struct shrink *s = ctx;
+
+	(void)h;
+	(void)r;
+	if (s->calls++ == 0)
+		assert_int_equal(truncate(s->path, (off_t)s->to), 0);
+	return 0;
+}
+
+/* a log that shrinks while it is read is an error at the offset where its bytes ran out, not
+ * a crash (a mapping of it took SIGBUS on the first page past the new end) */
+static void test_file_shrinks(void **state)
+{
+	char dir[256], path[512];
+	struct biglog l;
+	struct shrink s = {.path = path, .to = 8192};
+	struct rd_error err;
+
+	(void)state;
+	bl_build(&l, 4 << 20);
+	unit_tmpdir_make(dir, sizeof(dir), "test_xray_fdr", false);
+	snprintf(path, sizeof(path), "%s/xray-log.shrinks", dir);
+	bl_write(&l, path);
+	rd_error_clear(&err);
+	assert_int_equal(xfr_walk(path, NULL, NULL, shrink_rec, &s, &err), -1);
+	assert_int_equal(err.rule, XFR_RULE_IO);
+	assert_true(err.offset >= 8192 && (size_t)err.offset < l.len);
+	assert_non_null(strstr(err.msg, "shrank while read"));
+	free(l.b);
+	unit_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_v1),	     cmocka_unit_test(test_v4_custom),
 		cmocka_unit_test(test_rejects),	     cmocka_unit_test(test_account_exits),
 		cmocka_unit_test(test_account_tsc),  cmocka_unit_test(test_account_golden),
+		cmocka_unit_test(test_file_window),  cmocka_unit_test(test_file_shrinks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
