@@ -656,6 +656,28 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* The summary line: what DIR holds, with what the salvage SALV found added where the runtime's
+ * counters leave it out (processes that never finished: killed, or gone through glibc's
+ * internal _exit, as daemon()'s parent is), then TAIL. */
+static void print_summary(const char *dir, const struct rec_salvage_report *salv, double secs,
+			  const char *tail)
+{
+	struct recdir_summary sum;
+
+	recdir_summarize(dir, &sum);
+	if (sum.from_runtime) {
+		sum.threads += salv->salvaged;
+		sum.events += salv->events;
+		sum.bytes += salv->bytes;
+		sum.lost += salv->lost;
+	}
+	fprintf(stderr,
+		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
+		"-> %s%s\n",
+		(unsigned long long)sum.threads, (unsigned long long)sum.events,
+		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, secs, dir, tail);
+}
+
 /* -F/-N/-T/-C/-H/--signal: PATTERN (PREFIX "!" for -N) appended to a ';'-separated list */
 static int add_filter(char **list, const char *prefix, const char *pattern)
 {
@@ -904,7 +926,6 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	static struct attach a;
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa, old[3];
-	struct recdir_summary sum;
 	struct rec_salvage_report salv = { 0 };
 	struct timespec t0, t1;
 	char lib[PATH_MAX], why[512] = "";
@@ -977,19 +998,7 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		char *cmd[] = { (char *)"attached", NULL };
 		record_salvage(dir, 1, cmd, &salv);
 	}
-	recdir_summarize(dir, &sum);
-	if (sum.from_runtime) {
-		sum.threads += salv.salvaged;
-		sum.events += salv.events;
-		sum.bytes += salv.bytes;
-		sum.lost += salv.lost;
-	}
-	fprintf(stderr,
-		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
-		"-> %s%s\n",
-		(unsigned long long)sum.threads, (unsigned long long)sum.events,
-		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1),
-		dir, gone ? " (the process ended)" : "");
+	print_summary(dir, &salv, elapsed(&t0, &t1), gone ? " (the process ended)" : "");
 	recdir_finish(dirfd, dir);
 	return ret;
 }
@@ -1040,7 +1049,6 @@ int cmd_record(int argc, char **argv)
 	enum hook_kind kind = HOOK_NONE, found;
 	bool forced = false, dynamic;
 	char prog[PATH_MAX], lib[PATH_MAX], why[256];
-	struct recdir_summary sum;
 	struct rec_salvage_report salv = { 0 };
 	struct timespec t0, t1;
 	int c, status, exec_errno, dirfd;
@@ -1297,21 +1305,7 @@ int cmd_record(int argc, char **argv)
 	/* a process that died without finishing (SIGKILL, ...) left its rings: salvage them */
 	if (WIFSIGNALED(status) || rec_salvage_needed(dir))
 		record_salvage(dir, argc - optind, argv + optind, &salv);
-	recdir_summarize(dir, &sum);
-	/* the runtime's counters leave out the processes that never finished (killed, or gone
-	 * through glibc's internal _exit, as daemon()'s parent is): the salvage has them */
-	if (sum.from_runtime) {
-		sum.threads += salv.salvaged;
-		sum.events += salv.events;
-		sum.bytes += salv.bytes;
-		sum.lost += salv.lost;
-	}
-	fprintf(stderr,
-		"flightrec: recorded %llu threads, %llu events, %llu bytes, %llu lost in %.3f s "
-		"-> %s\n",
-		(unsigned long long)sum.threads, (unsigned long long)sum.events,
-		(unsigned long long)sum.bytes, (unsigned long long)sum.lost, elapsed(&t0, &t1),
-		dir);
+	print_summary(dir, &salv, elapsed(&t0, &t1), "");
 	if (fmt.format && !strcmp(fmt.format, "tfile")) {
 		const char *base = strrchr(prog, '/');
 		fprintf(stderr, "flightrec: open it with: gdb -x %s/%s.gdb %s\n", dir,
