@@ -30,6 +30,7 @@ struct ufcli_addr_cache {
 	const struct ufr_session *sess;
 	const char *name;
 	bool valid;
+	uint64_t pending; /* stats: entries of this address not yet added to its name's count */
 };
 
 /* the name of the function an ENTRY record R names ("<hex>" in BUF when unresolved), through
