@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/format.h"
 #include "formats/common/conv.h"
 
@@ -153,10 +154,11 @@ int cmd_convert(int argc, char **argv)
 			argv[optind], fmt->what, fmt->convert_points, wr->name);
 		return CLI_USAGE;
 	}
+	if (wr->open_dir && !outpath)
+		return cli_usage_error(usage, "convert: --to=%s writes a directory: -o DIR",
+				       wr->name);
+	cli_progress_begin("convert", argv[optind], !outpath);
 	if (wr->open_dir) {
-		if (!outpath)
-			return cli_usage_error(usage, "convert: --to=%s writes a directory: -o DIR",
-					       wr->name);
 		ret = convert_dir(fmt, wr, argv[optind], outpath, &copts, &cs);
 		goto said;
 	}
@@ -164,12 +166,14 @@ int cmd_convert(int argc, char **argv)
 		size_t n = strlen(outpath) + 5;
 		tmp = malloc(n);
 		if (!tmp) {
+			cli_progress_end();
 			cli_err("convert: out of memory");
 			return CLI_BAD_TRACE;
 		}
 		snprintf(tmp, n, "%s.tmp", outpath);
 		out = fopen(tmp, "w");
 		if (!out) {
+			cli_progress_end();
 			cli_err("convert: cannot create %s:", tmp);
 			free(tmp);
 			return CLI_BAD_TRACE;
@@ -199,6 +203,7 @@ int cmd_convert(int argc, char **argv)
 		ret = CLI_BAD_TRACE;
 	}
 said:
+	cli_progress_end();
 	if (cs.left_out)
 		fprintf(stderr,
 			"flightrec: convert: %llu instants and counter samples left out: %s holds "
