@@ -176,6 +176,14 @@ static void test_dbg_text(void **state)
 	free(t);
 }
 
+/* Under ASan: LeakSanitizer's walk of the dynamic TLS of the libdw this test dlopens (glibc
+ * 2.36) reads a bogus range ("DTLS 8 at 0x1e-0x1000001120") and its tracer dies of SIGSEGV at
+ * exit; without the TLS roots its check of the other roots still runs. Ignored otherwise. */
+__attribute__((used, visibility("default"))) const char *__lsan_default_options(void)
+{
+	return "use_tls=0";
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
