@@ -426,6 +426,9 @@ static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, s
 				b++;
 			if (b == pt[i].len) {
 				stop->to[k] = pt[i].site + pt[i].len;
+				rec_debug("libmcount: -P: a thread stopped inside the nops at %#lx "
+					  "(%s) is moved past them",
+					  (unsigned long)pt[i].site, m->path);
 				continue;
 			}
 			rec_debug("libmcount: -P: a function at %#lx (%s) not patched: a thread is "
