@@ -306,8 +306,7 @@ static bool at_preloaded(pid_t pid, const char *lib)
 	return found;
 }
 
-int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why,
-		size_t len)
+int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why, size_t len)
 {
 	struct at_open *o = calloc(1, sizeof(*o));
 	char exe[64];
