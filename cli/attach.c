@@ -15,9 +15,13 @@
  *      rip 0 is the call's end); orig_rax -1 so that no syscall restart touches the call;
  *      `environ` points to our block during it only. Then the slots point to libmcount's
  *      hooks (PTRACE_POKEDATA writes a read-only RELRO page too). Registers put back exactly
- *      (an interrupted syscall restarts as it would have).
+ *      (an interrupted syscall restarts as it would have). With -P/-U the constructor also
+ *      patches the selected functions: it is told where every thread stopped
+ *      (FLIGHTREC_ATTACH_IPS) and we move those it says stopped inside one-byte nops it
+ *      wrote over (mc_attach_to); a program calling no hook at all is taken then.
  *   4. attach_resume_all: PTRACE_DETACH: nobody is traced while recording.
- *   5. attach_detach: stop all again, put back each slot still holding our hook, let every
+ *   5. attach_detach: stop all again, put back each slot still holding our hook (and, in
+ *      mc_attach_unhook, every -P site), let every
  *      thread but one go (the runtime's helper must run for the finish), call
  *      mc_attach_detach in that one, let it go.
  * Invariants: the process is never left stopped or with our registers; a failure before the
@@ -47,6 +51,8 @@
 #define AT_CALL_TIMEOUT_MS 10000
 /* below the interrupted code's red zone (128 bytes), with a margin */
 #define AT_STACK_SKIP 512
+/* threads -P checks (libmcount's MC_STOP_MAX: the size of mc_attach_to) */
+#define AT_PATCH_MAX_THREADS 4000
 
 struct at_regs {
 	struct user_regs_struct r;
@@ -300,7 +306,7 @@ static bool at_preloaded(pid_t pid, const char *lib)
 	return found;
 }
 
-int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t len)
+int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why, size_t len)
 {
 	struct at_open *o = calloc(1, sizeof(*o));
 	char exe[64];
@@ -312,6 +318,7 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t 
 	}
 	memset(a, 0, sizeof(*a));
 	a->pid = pid;
+	a->patching = patching;
 	snprintf(a->lib, sizeof(a->lib), "%s", lib);
 	o->a = a;
 	o->why = why;
@@ -343,10 +350,10 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t 
 			 (int)pid);
 		goto out;
 	}
-	if (a->nhooks == 0) {
+	if (a->nhooks == 0 && !patching) {
 		snprintf(why, len, "process %d calls no hook: no mcount, __fentry__ or "
 			 "__cyg_profile_func_* relocation (build it with -pg, -pg -mfentry or "
-			 "-finstrument-functions)", (int)pid);
+			 "-finstrument-functions, or give -P to patch its functions)", (int)pid);
 		goto out;
 	}
 	ret = 0;
@@ -627,6 +634,7 @@ struct at_ours {
 	uint64_t base;
 	uint64_t lo, hi;    /* its executable mapping */
 	uint64_t again_fn;  /* mc_attach_again */
+	uint64_t to_var;    /* mc_attach_to: where -P wants each stopped thread to resume */
 };
 
 static int at_find_ours(void *arg, const char *path, uint64_t start)
@@ -689,9 +697,10 @@ static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, ch
 	a->detach_fn = at_sym(&m, "mc_attach_detach");
 	a->unhook_fn = at_sym(&m, "mc_attach_unhook");
 	o->again_fn = at_sym(&m, "mc_attach_again");
+	o->to_var = at_sym(&m, "mc_attach_to");
 	rec_elf_map_close(&m);
-	if (!a->detach_fn || !a->unhook_fn || !o->again_fn)
-		lack = "mc_attach_detach/_unhook/_again";
+	if (!a->detach_fn || !a->unhook_fn || !o->again_fn || !o->to_var)
+		lack = "mc_attach_detach/_unhook/_again/_to";
 	if (lack) {
 		snprintf(why, len, "%s lacks %s (not this flightrec's runtime?)", a->lib, lack);
 		return -1;
@@ -699,12 +708,56 @@ static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, ch
 	a->detach_fn += o->base;
 	a->unhook_fn += o->base;
 	o->again_fn += o->base;
+	o->to_var += o->base;
 	return 0;
+}
+
+/*
+ * -P/-U: FLIGHTREC_ATTACH_IPS, where each stopped thread (in a->th's order) will resume, IP0
+ * for thread I0 (the one our call runs in: its saved registers). libmcount leaves out or moves
+ * past any site a thread stopped inside (mcount_dynamic.c mc_attach_to). Into BUF; NULL
+ * when it does not fit.
+ */
+static char *at_ips_env(struct attach *a, int i0, uint64_t ip0, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "FLIGHTREC_ATTACH_IPS=");
+
+	if (a->nth > AT_PATCH_MAX_THREADS)
+		return NULL;
+
+	for (size_t k = 0; k < a->nth && n < len; k++) {
+		struct user_regs_struct r;
+		uint64_t ip = ip0;
+
+		if ((int)k != i0)
+			ip = ptrace(PTRACE_GETREGS, a->th[k].tid, 0, &r) == 0 ? r.rip : 0;
+		n += (size_t)snprintf(buf + n, len - n, "%s%llx", k ? ":" : "",
+				      (unsigned long long)ip);
+	}
+	return n < len ? buf : NULL;
+}
+
+/* after -P patched: the threads libmcount wants moved past the nops they stopped inside */
+static void at_move_threads(struct attach *a, const struct at_ours *o)
+{
+	static uint64_t to[ATTACH_MAX_THREADS];
+	struct user_regs_struct r;
+
+	if (at_read(a->pid, o->to_var, to, a->nth * sizeof(to[0])) < 0)
+		return;
+	for (size_t k = 0; k < a->nth; k++) {
+		if (!to[k] || ptrace(PTRACE_GETREGS, a->th[k].tid, 0, &r) < 0)
+			continue;
+		r.rip = to[k];
+		ptrace(PTRACE_SETREGS, a->th[k].tid, 0, &r);
+	}
 }
 
 int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 {
 	static struct at_regs saved;
+	static char ips[ATTACH_MAX_THREADS * 17 + 32];
+	static char *envp[512];
 	uint8_t buf[65536];
 	size_t n = 0, nenv = 0, ptrs;
 	uint64_t base, handle = 0, old_env = 0;
@@ -727,8 +780,18 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 		return -1;
 	}
 	/* the block: env pointers, NULL, then the strings, then the library's path */
-	while (env[nenv])
+	while (env[nenv] && nenv < sizeof(envp) / sizeof(envp[0]) - 2) {
+		envp[nenv] = env[nenv];
 		nenv++;
+	}
+	if (a->patching) {
+		if (!(envp[nenv++] = at_ips_env(a, i, saved.r.rip, ips, sizeof(ips)))) {
+			snprintf(why, len, "-P/-U: more than %d threads", AT_PATCH_MAX_THREADS);
+			return -1;
+		}
+	}
+	envp[nenv] = NULL;
+	env = envp;
 	ptrs = (nenv + 1) * 8;
 	n = ptrs;
 	for (size_t k = 0; k <= nenv; k++) {
@@ -792,6 +855,8 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 	}
 	if (!a->again && at_ours_syms(a, &ours, hooks, why, len) < 0)
 		return -1;
+	if (a->patching)
+		at_move_threads(a, &ours);
 	for (size_t k = 0; k < a->nslot; k++) {
 		struct attach_slot *s = &a->slot[k];
 		s->hook = ours.base + hooks[at_slot_kind[k]] + (uint64_t)at_slot_addend[k];

@@ -39,11 +39,12 @@ struct attach {
 	uint64_t detach_fn; /* mc_attach_detach in the process, once loaded */
 	uint64_t unhook_fn; /* mc_attach_unhook */
 	int again;          /* libmcount is loaded already (an earlier attach): mc_attach_again */
+	int patching;	    /* -P/-U: libmcount patches sites while the threads are stopped */
 };
 
-/* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks. Touches
- * nothing. 0, or -1 with WHY. */
-int attach_open(struct attach *a, pid_t pid, const char *lib, char *why, size_t len);
+/* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks (none
+ * needed when PATCHING: -P/-U). Touches nothing. 0, or -1 with WHY. */
+int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why, size_t len);
 /* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT, until no new one appears). 0, or -1
  * with WHY (nothing stopped then when the first thread could not be seized). */
 int attach_stop_all(struct attach *a, char *why, size_t len);

@@ -133,10 +133,11 @@ static const char usage[] =
 	"                  for all; FUNC@MODULE for a library whose file name starts with MODULE)\n"
 	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
 	"                  one decides; only -U: everything else in the program)\n"
-	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions):\n"
+	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions;\n"
+	"with -P/-U also patchable nops or none):\n"
 	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
 	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
-	"                  put its hooks back and let it go on (no library calls, no -P/-U;\n"
+	"                  put its hooks and -P's code back and let it go on (no library calls;\n"
 	"                  again as often as wanted)\n"
 	"  --duration=T    seconds to record (e.g. 2 or 0.5s)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
@@ -930,12 +931,14 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	struct timespec t0, t1;
 	char lib[PATH_MAX], why[512] = "";
 	char **env;
-	int dirfd, ret = CLI_OK;
+	int dirfd, ret = CLI_OK, patching;
 	bool gone = false;
 
 	if (find_runtime(HOOK_MCOUNT, lib, sizeof(lib)) < 0)
 		return CLI_USAGE;
-	if (attach_open(&a, pid, lib, why, sizeof(why)) < 0) {
+	/* -P/-U, or the user's own FLIGHTREC_PATCH/_UNPATCH, which the runtime reads too */
+	patching = dyn_patch || getenv("FLIGHTREC_PATCH") || getenv("FLIGHTREC_UNPATCH");
+	if (attach_open(&a, pid, lib, patching, why, sizeof(why)) < 0) {
 		cli_err("record -p %d: %s", (int)pid, why);
 		return CLI_USAGE;
 	}
@@ -953,7 +956,8 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		attach_resume_all(&a);
 		return CLI_USAGE;
 	}
-	if (setup_env(lib, dir) < 0 || setup_format_env(fmt) < 0 || (env = attach_env()) == NULL) {
+	if (setup_env(lib, dir) < 0 || setup_format_env(fmt) < 0 || dyn_setenv() < 0 ||
+	    (env = attach_env()) == NULL) {
 		attach_resume_all(&a);
 		recdir_finish(dirfd, dir);
 		return CLI_USAGE;
@@ -1222,10 +1226,10 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error(usage, "record: empty -d DIR");
 
 	if (attach_pid) {
-		if ((forced && kind != HOOK_MCOUNT) || fmt.tracepoints || dyn_patch ||
-		    fmt.signal || fmt.no_pltbind || fmt.nest_libcall)
+		if ((forced && kind != HOOK_MCOUNT) || fmt.tracepoints || fmt.signal ||
+		    fmt.no_pltbind || fmt.nest_libcall)
 			return cli_usage_error(usage, "record: -p PID takes the mcount hook's "
-					       "options but --hook, --tracepoint, -P/-U, --signal, "
+					       "options but --hook, --tracepoint, --signal, "
 					       "--no-pltbind and --nest-libcall");
 		return record_attach(attach_pid, duration, dir, &fmt);
 	}

@@ -20,8 +20,14 @@
  * its state (its initial-exec `rec_self`, reached from the thread pointer the tracer reads
  * in its registers); the next attach calls mc_attach_again, which starts a new session in
  * the same image, each thread starting afresh at its next hook.
+ *
+ * -P/-U (FLIGHTREC_PATCH in the borrowed environment): the constructor, or mc_attach_again,
+ * patches the selected functions while the tracer holds every thread (mcount_dynamic.c:
+ * their instruction pointers come in FLIGHTREC_ATTACH_IPS, the moves go back in
+ * mc_attach_to); mc_attach_unhook puts every site back first, the stubs staying mapped.
  */
 #include "libmcount/internal.h"
+#include "libmcount/mcount_dynamic.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_util.h"
 
@@ -52,6 +58,7 @@ __attribute__((visibility("default"))) void mc_attach_unhook(const uintptr_t *tp
 {
 	intptr_t off = (intptr_t)((uintptr_t)&rec_self - (uintptr_t)__builtin_thread_pointer());
 
+	mc_dyn_unpatch(); /* -P: the sites first, so that no new call reaches us */
 	for (size_t i = 0; i < n; i++) {
 		struct rec_thread **self = (struct rec_thread **)(tp[i] + (uintptr_t)off);
 		struct rec_thread *t = *self;
@@ -77,7 +84,8 @@ __attribute__((visibility("default"))) void mc_attach_unhook(const uintptr_t *tp
  * under `flightrec record`, or an attach not detached). */
 __attribute__((visibility("default"))) int mc_attach_again(void)
 {
-	if (!mc_attach_wanted())
+	if (!mc_attach_wanted() || rec_session_restart() < 0)
 		return -1;
-	return rec_session_restart();
+	mc_dyn_patch(); /* this attach's -P/-U (the session's start read them again) */
+	return 0;
 }

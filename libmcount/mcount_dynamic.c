@@ -29,7 +29,11 @@
  * ptrace from a child process) and a site where one of them stopped inside is left out. No
  * thread can run a half written call, and the thread writing (libmcount's constructor, or
  * dlopen's caller) is inside none of the functions it patches. Threads that cannot be
- * stopped (a debugger traces the process): nothing of the module is patched, one warning. Each module's executable segments are made writable for the writes
+ * stopped (a debugger traces the process): nothing of the module is patched, one warning.
+ * Attached (`flightrec record -p`): the tracer holds every thread already and says where each
+ * stopped (FLIGHTREC_ATTACH_IPS); the same rule applies, the moves are the tracer's to make
+ * (mc_attach_to), and every write keeps the old bytes for mc_dyn_unpatch on detach. Each
+ * module's executable segments are made writable for the writes
  * (keeping exec: the module may be one whose code we call meanwhile) and get their own
  * protections back after. libmcount's own module is never patched.
  */
@@ -59,9 +63,11 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-/* the hooks a patched site calls (mcount_trampoline.S) */
-void __fentry__(void);
-void mcount(void);
+/* the hooks a patched site calls (mcount_trampoline.S): our own, by hidden names; the
+ * exported __fentry__ and mcount bind to libc's (gprof's, which record nothing) when we are
+ * dlopen'ed by `flightrec record -p` rather than preloaded */
+void mc_fentry_self(void);
+void mc_mcount_self(void);
 
 static struct mc_dyn_spec mc_dyn; /* 32 compiled patterns: not on the stack */
 static int mc_dyn_on;
@@ -244,8 +250,8 @@ static uint8_t *dyn_arena_alloc(struct dyn_arena *a, size_t n)
 	if (!a->n || a->used + n > DYN_ARENA) {
 		if (a->n == DYN_ARENAS || !(p = dyn_map_near(a->lo, a->hi, DYN_ARENA)))
 			return NULL;
-		dyn_put_jmp(p, (uintptr_t)__fentry__);
-		dyn_put_jmp(p + 16, (uintptr_t)mcount);
+		dyn_put_jmp(p, (uintptr_t)mc_fentry_self);
+		dyn_put_jmp(p + 16, (uintptr_t)mc_mcount_self);
 		a->base[a->n++] = p;
 		a->used = 32;
 	}
@@ -344,6 +350,60 @@ struct dyn_patch {
 
 static int dyn_threads(void);
 
+/*
+ * Attached (`flightrec record -p`, mcount_attach.c): the tracer holds every thread of the
+ * program stopped with ptrace while our constructor runs (so mc_stop_others, which would
+ * seize them, cannot: EPERM), and tells where they stopped in FLIGHTREC_ATTACH_IPS (hex,
+ * ':'-separated, in its order). dyn_spare_busy applies the same rule to those; where a thread
+ * must resume instead is left in mc_attach_to[k] (0: where it is) for the tracer to set.
+ * Every site written keeps its old bytes in dyn_undo for mc_dyn_unpatch (detach).
+ */
+__attribute__((visibility("default"))) uintptr_t mc_attach_to[MC_STOP_MAX];
+static uintptr_t dyn_attach_ip[MC_STOP_MAX];
+static size_t dyn_attach_n;
+
+struct dyn_undo {
+	uintptr_t site;
+	size_t len;
+	uint8_t old[16];
+};
+static struct dyn_undo *dyn_undo;
+static size_t dyn_nundo, dyn_undo_cap;
+
+/* the tracer's instruction pointers, once per attach (mc_dyn_patch) */
+static void dyn_attach_ips(void)
+{
+	const char *v = rec_getenv("FLIGHTREC_ATTACH_IPS");
+
+	dyn_attach_n = 0;
+	memset(mc_attach_to, 0, sizeof(mc_attach_to));
+	while (v && *v && dyn_attach_n < MC_STOP_MAX) {
+		char *end;
+
+		dyn_attach_ip[dyn_attach_n++] = (uintptr_t)strtoull(v, &end, 16);
+		v = *end == ':' ? end + 1 : NULL;
+	}
+}
+
+/* the old bytes of a site about to be written; 0, or -1 (out of memory: not to be written) */
+static int dyn_undo_keep(uintptr_t site, size_t len)
+{
+	if (dyn_nundo == dyn_undo_cap) {
+		size_t cap = dyn_undo_cap ? 2 * dyn_undo_cap : 256;
+		struct dyn_undo *u = rec_mem_grow(dyn_undo, cap * sizeof(*u));
+
+		if (!u)
+			return -1;
+		dyn_undo = u;
+		dyn_undo_cap = cap;
+	}
+	dyn_undo[dyn_nundo].site = site;
+	dyn_undo[dyn_nundo].len = len;
+	memcpy(dyn_undo[dyn_nundo].old, (const void *)site, len);
+	dyn_nundo++;
+	return 0;
+}
+
 /* A stopped thread's instruction pointer strictly inside a site: resumed there, it would run
  * the middle of the new instruction. Inside one-byte nops (-fpatchable-function-entry) it is
  * moved past them, which is what running them would have done; inside anything else (a
@@ -366,6 +426,9 @@ static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, s
 				b++;
 			if (b == pt[i].len) {
 				stop->to[k] = pt[i].site + pt[i].len;
+				rec_debug("libmcount: -P: a thread stopped inside the nops at %#lx "
+					  "(%s) is moved past them",
+					  (unsigned long)pt[i].site, m->path);
 				continue;
 			}
 			rec_debug("libmcount: -P: a function at %#lx (%s) not patched: a thread is "
@@ -394,6 +457,14 @@ static int dyn_write(const struct rec_module *m, struct dyn_patch *pt, size_t n)
 	 * hold (an unwinder, a dlopen) */
 	dl_iterate_phdr(dyn_segs_cb, &ms);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (mc_attached) {
+		/* every thread of the program is the tracer's, stopped (see mc_attach_to) */
+		stop.n = dyn_attach_n;
+		stop.ip = dyn_attach_ip;
+		stop.to = mc_attach_to;
+		spared = dyn_spare_busy(m, pt, n, &stop);
+		goto write;
+	}
 	threads = dyn_threads();
 	if (threads != 1) {
 		char why[160];
@@ -434,6 +505,12 @@ write:
 
 			if (!pt[i].len)
 				continue; /* spared: a thread stopped inside */
+			if (mc_attached && (pt[i].len > sizeof(dyn_undo->old) ||
+					    dyn_undo_keep(pt[i].site, pt[i].len) < 0)) {
+				pt[i].len = 0; /* could not be undone on detach */
+				spared++;
+				continue;
+			}
 			c[1] = (uint8_t)rel;
 			c[2] = (uint8_t)(rel >> 8);
 			c[3] = (uint8_t)(rel >> 16);
@@ -445,7 +522,8 @@ write:
 		__builtin___clear_cache((char *)g->lo, (char *)g->hi);
 		(void)mprotect((void *)g->lo, g->hi - g->lo, g->prot);
 	}
-	mc_stop_resume(&stop);
+	if (!mc_attached)
+		mc_stop_resume(&stop);
 	if (!err && done < n)
 		err = EFAULT; /* a site outside the module's executable segments (sorted: none) */
 	errno = err;
@@ -622,6 +700,10 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 			why = size ? "smaller than 6 bytes" : "its symbol has no size";
 		} else if (mc_fconf.min_size && size < mc_fconf.min_size) {
 			why = "smaller than -Z (FLIGHTREC_MIN_SIZE)";
+		} else if (mode == DYN_XRAY && mc_attached) {
+			/* a hook returns to the sled's 6th byte, inside the 9-byte nop the
+			 * detach would put back under a thread stopped there */
+			why = "XRay sleds are not patched in an attached process (not done)";
 		} else if (mode == DYN_XRAY) {
 			s = dyn_sites_in(&xray, fn, fn + size);
 			if (!s)
@@ -744,6 +826,8 @@ void mc_dyn_patch(void)
 	struct dyn_stats st = {0};
 	const struct rec_module *self;
 
+	if (mc_attached)
+		dyn_attach_ips(); /* mc_attach_to cleared even when nothing is patched */
 	if (!mc_dyn_on)
 		return;
 	if (rec_symtab_load() < 0) {
@@ -841,4 +925,32 @@ void mc_dyn_dlopen(uintptr_t bias, const char *name)
 	/* not in the table: loaded where a library closed before was, which the table keeps */
 	if (mc_dyn_names_module(&mc_dyn, want, 0))
 		dyn_patch_unlisted(bias, name, want);
+}
+
+/*
+ * Attached, on detach (mc_attach_unhook: every thread of the program stopped by the tracer,
+ * none inside our code): every site mc_dyn_patch wrote gets its old bytes back, newest first.
+ * No thread is inside a written site (a call is one instruction; the nops after a relocated
+ * prologue's call are never run); one that returns from a hook comes back to the site's end,
+ * an instruction boundary of the old bytes too. The stubs and relocated prologues stay
+ * mapped: a thread on its way through one goes on into the function's unchanged rest.
+ */
+void mc_dyn_unpatch(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	while (dyn_nundo > 0) {
+		struct dyn_undo *u = &dyn_undo[--dyn_nundo];
+		uintptr_t lo = u->site & ~(uintptr_t)(page - 1);
+		uintptr_t hi = (u->site + u->len + page - 1) & ~(uintptr_t)(page - 1);
+
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
+			rec_warn("libmcount: -P: the site at %#lx cannot be put back: %s",
+				 (unsigned long)u->site, strerror(errno));
+			continue;
+		}
+		memcpy((void *)u->site, u->old, u->len);
+		__builtin___clear_cache((char *)u->site, (char *)u->site + u->len);
+		(void)mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+	}
 }

@@ -19,6 +19,8 @@ int mc_dyn_wanted(void);
 int mc_dyn_check(char *why, size_t len);
 /* Patch the selected functions of the modules loaded now (the session is active). */
 void mc_dyn_patch(void);
+/* Attached (`flightrec record -p`): put back every site mc_dyn_patch wrote (on detach). */
+void mc_dyn_unpatch(void);
 /* The same for the module dlopen() just loaded at BIAS, file NAME (its link_map's l_addr and
  * l_name). */
 void mc_dyn_dlopen(uintptr_t bias, const char *name);

@@ -103,8 +103,13 @@ mcount_tp_site:
 	.type mcount, @function
 	.globl _mcount
 	.type _mcount, @function
+	/* our own mcount for -P's stubs: in a dlopen'ed (attached) libmcount the exported name
+	 * binds to libc's gprof mcount first */
+	.globl mc_mcount_self
+	.hidden mc_mcount_self
 mcount:
 _mcount:
+mc_mcount_self:
 	.cfi_startproc
 	xchg %ax, %ax			/* patch site: `jmp mcount_tp_site` in the tfile format */
 	PUSH5
@@ -144,7 +149,10 @@ fentry_tp_site:
 	.p2align 4
 	.globl __fentry__
 	.type __fentry__, @function
+	.globl mc_fentry_self		/* as mc_mcount_self: libc has a __fentry__ too */
+	.hidden mc_fentry_self
 __fentry__:
+mc_fentry_self:
 	.cfi_startproc
 	xchg %ax, %ax			/* patch site: `jmp fentry_tp_site` in the tfile format */
 	PUSH5
