@@ -69,7 +69,7 @@ static const char usage[] =
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
 	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
-	"                        [--no-libcall] [--nest-libcall] [--no-pltbind]\n"
+	"                        [--no-libcall] [--nest-libcall] [--no-pltbind] [--srcline]\n"
 	"                        [--] PROG [ARGS...]\n"
 	"       flightrec record -p PID [--duration T] [-d DIR] [mcount hook options]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
@@ -124,6 +124,10 @@ static const char usage[] =
 	"  --nest-libcall  also the calls the libraries make through their own PLTs, but those\n"
 	"                  of libc, libm, libgcc_s, libpthread, libdl (FLIGHTREC_NEST_LIBCALL=1)\n"
 	"  --no-pltbind    do not let the dynamic loader bind PLT slots (LD_BIND_NOT=1)\n"
+	"  --srcline       record the source file and line of the functions of every module\n"
+	"                  built with -g, from their DWARF (libdw), as uftrace's <module>.dbg:\n"
+	"                  uftrace replay --srcline and -L/--loc-filter read them\n"
+	"                  (FLIGHTREC_SRCLINE=1)\n"
 	"Dynamic patching (mcount hook), as `uftrace record -P/-U`: programs and libraries built\n"
 	"with -fpatchable-function-entry=5 or -pg [-mfentry] -mnop-mcount have nops where a\n"
 	"call would be; the selected functions get the call at start-up, the others keep the\n"
@@ -277,6 +281,7 @@ struct record_fmt {
 	char *args;             /* -A, ';'-joined as uftrace joins them, malloc'ed */
 	char *retval;           /* -R */
 	bool auto_args;         /* -a/--auto-args */
+	bool srcline;           /* --srcline */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -300,7 +305,8 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0) ||
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
 	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
-	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0)) {
+	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0) ||
+	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -799,6 +805,9 @@ static int check_filters(const struct record_fmt *f)
 	if (f->auto_args && f->format && strcmp(f->format, "uftrace"))
 		return cli_usage_error(usage, "record: -a/--auto-args is recorded in the uftrace "
 				       "format only, not --format=%s", f->format);
+	if (f->srcline && f->format && strcmp(f->format, "uftrace"))
+		return cli_usage_error(usage, "record: --srcline is recorded in the uftrace "
+				       "format only, not --format=%s", f->format);
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
 				       "tracepoints (--format=tfile)");
@@ -996,7 +1005,7 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
        OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
-       OPT_NO_PLTBIND, OPT_DURATION };
+       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -1026,6 +1035,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
 		{ "auto-args", no_argument, NULL, 'a' },
@@ -1134,6 +1144,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_PLTBIND:
 			fmt.no_pltbind = true;
+			break;
+		case OPT_SRCLINE:
+			fmt.srcline = true;
 			break;
 		case OPT_HOOK:
 			kind = hook_from_name(optarg);
@@ -1257,9 +1270,9 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
-	     fmt.retval || fmt.auto_args) && kind != HOOK_MCOUNT) {
+	     fmt.retval || fmt.auto_args || fmt.srcline) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack) and -A/-R/-a are for the mcount hook (-pg, "
+			"--signal --max-stack), -A/-R/-a and --srcline are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;

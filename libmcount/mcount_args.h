@@ -96,9 +96,16 @@ void mc_args_thread_exit(void);
 int mcount_args_capture(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t time,
 			const uintptr_t *regs, const uintptr_t *stack);
 
+/* --srcline (FLIGHTREC_SRCLINE=1): read the DWARF of every module loaded now that has a
+ * .debug_info (but libmcount), for the source line of each of its functions; nothing else
+ * (the variable read once) without it. A module that cannot be read is one warning, the
+ * others go on. */
+void mc_srcline_setup(void);
+
 /* Once the session's directory (DIRFD) is open: the executable's DWARF-described functions
  * as uftrace's <exe>.dbg, which its readers take the argument formats from (enum names,
- * strings); nothing without DWARF specs */
+ * strings), and with --srcline every module's <module>.dbg (F: and L: lines: replay
+ * --srcline and -L read them); nothing without DWARF specs nor --srcline */
 void mc_args_started(int dirfd);
 
 #pragma GCC visibility pop
