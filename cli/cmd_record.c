@@ -70,6 +70,7 @@ static const char usage[] =
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
 	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
 	"                        [--no-libcall] [--nest-libcall] [--no-pltbind] [--srcline]\n"
+	"                        [-L FILE[@hide]]...\n"
 	"                        [--] PROG [ARGS...]\n"
 	"       flightrec record -p PID [--duration T] [-d DIR] [mcount hook options]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
@@ -128,6 +129,10 @@ static const char usage[] =
 	"                  built with -g, from their DWARF (libdw), as uftrace's <module>.dbg:\n"
 	"                  uftrace replay --srcline and -L/--loc-filter read them\n"
 	"                  (FLIGHTREC_SRCLINE=1)\n"
+	"  -L, --loc-filter=FILE[@hide]  record only the functions whose source file (DWARF)\n"
+	"                  matches FILE (a path, or a regex/glob as --match), or with @hide all\n"
+	"                  but those; their calls are checked on their own; writes the .dbg\n"
+	"                  files as --srcline (FLIGHTREC_LOC_FILTER, '!' for @hide)\n"
 	"Dynamic patching (mcount hook), as `uftrace record -P/-U`: programs and libraries built\n"
 	"with -fpatchable-function-entry=5 or -pg [-mfentry] -mnop-mcount have nops where a\n"
 	"call would be; the selected functions get the call at start-up, the others keep the\n"
@@ -282,6 +287,7 @@ struct record_fmt {
 	char *retval;           /* -R */
 	bool auto_args;         /* -a/--auto-args */
 	bool srcline;           /* --srcline */
+	char *loc;              /* -L, ';'-joined, "!FILE" for FILE@hide, malloc'ed */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -306,7 +312,8 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
 	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
 	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0) ||
-	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0)) {
+	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0) ||
+	    (f->loc && setenv("FLIGHTREC_LOC_FILTER", f->loc, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -680,7 +687,7 @@ static int add_filter(char **list, const char *prefix, const char *pattern)
 static bool any_filter(const struct record_fmt *f)
 {
 	return f->filter || f->depth || f->time || f->trigger || f->caller || f->signal ||
-	       f->min_size || f->disable;
+	       f->min_size || f->disable || f->loc;
 }
 
 /* *LIST += ";" ITEM */
@@ -782,6 +789,12 @@ static int check_filters(const struct record_fmt *f)
 		return cli_usage_error(usage, "record: --hide: %s", err);
 	if (f->signal && mc_signal_parse(f->signal, sigs, acts, 8, err, sizeof(err)) < 0)
 		return cli_usage_error(usage, "record: --signal: %s", err);
+	if (f->loc) {
+		static struct mc_pattern loc[MC_LOC_MAX]; /* large: not on the stack */
+
+		if (mc_loc_parse(loc, MC_LOC_MAX, f->loc, glob, err, sizeof(err)) < 0)
+			return cli_usage_error(usage, "record: --loc-filter: %s", err);
+	}
 	if (f->min_size && !is_number(f->min_size, UINT32_MAX))
 		return cli_usage_error(usage, "record: --size-filter takes a size in bytes, not "
 				       "'%s'", f->min_size);
@@ -844,8 +857,8 @@ static int unknown_option(const char *arg, int shopt)
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
 		"S", "script", "event-full", "l", "libname",
-		"no-randomize-addr", "W", "watch", "srcline", "loc-filter", "L",
-		"loc-filter-warning", "clock", "e", "estimate-return", "with-syms", "g", "agent",
+		"no-randomize-addr", "W", "watch", "loc-filter-warning",
+		"clock", "e", "estimate-return", "with-syms", "g", "agent",
 		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
 	};
 	char name[64] = "";
@@ -1036,6 +1049,7 @@ int cmd_record(int argc, char **argv)
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "loc-filter", required_argument, NULL, 'L' },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
 		{ "auto-args", no_argument, NULL, 'a' },
@@ -1060,8 +1074,8 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:L:", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -1104,6 +1118,18 @@ int cmd_record(int argc, char **argv)
 		case 'Z':
 			fmt.min_size = optarg;
 			break;
+		case 'L': {
+			/* uftrace: FILE@hide is "!FILE", whatever follows @hide dropped */
+			char *hide = strstr(optarg, "@hide");
+
+			if (hide)
+				*hide = '\0';
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty --loc-filter");
+			if (add_filter(&fmt.loc, hide ? "!" : "", optarg) < 0)
+				return CLI_USAGE;
+			break;
+		}
 		case OPT_DISABLE:
 			fmt.disable = true;
 			break;
@@ -1297,6 +1323,7 @@ int cmd_record(int argc, char **argv)
 	free(fmt.trigger);
 	free(fmt.caller);
 	free(fmt.hide);
+	free(fmt.loc);
 	free(fmt.signal);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -55,6 +55,7 @@ static int mc_dw_on;
 #define MC_SL_MAX 64
 static struct mc_dwarf mc_sl[MC_SL_MAX];
 static size_t mc_nsl;
+static char mc_dw_path[512]; /* mc_args_started: the file -a's .dbg was written for */
 
 /* The readable PT_LOAD segments of the executable, taken at the start: they stay mapped as
  * long as the process lives (a program that unmaps its own image is not supported). */
@@ -447,12 +448,17 @@ int mc_args_setup(char *why, size_t len)
 void mc_srcline_setup(void)
 {
 	const char *on = rec_getenv("FLIGHTREC_SRCLINE");
+	const char *loc = rec_getenv("FLIGHTREC_LOC_FILTER");
 	struct mc_namer namer;
 	char why[600];
 
 	mc_nsl = 0;
-	if (!on || strcmp(on, "1") || rec_symtab_load() < 0)
+	/* -L needs the locations too, and writes them as uftrace record -L does */
+	if ((!on || strcmp(on, "1")) && (!loc || !*loc))
 		return;
+	if (rec_symtab_load() < 0)
+		return;
+	mc_filter_locate = mc_srcline_file;
 	mc_namer_init(&namer);
 	for (size_t k = 0; k < rec_symtab_nmodules() && mc_nsl < MC_SL_MAX; k++) {
 		const struct rec_module *m = rec_symtab_module_at(k);
@@ -462,8 +468,8 @@ void mc_srcline_setup(void)
 		struct mc_dwarf *d = &mc_sl[mc_nsl];
 		int r;
 
-		/* the executable's .dbg from -a has its lines already; ours is nobody's source */
-		if ((m->is_exe && mc_dw_on) || (self >= m->lo && self < m->hi) || !m->path[0] ||
+		/* ours is nobody's source */
+		if ((self >= m->lo && self < m->hi) || !m->path[0] ||
 		    !mc_has_debug_info(m->path, &load_base))
 			continue;
 		r = mc_dwarf_read(d, m->path, mc_dw_want, &w, why, sizeof(why));
@@ -501,15 +507,37 @@ static void mc_dbg_write(int dirfd, struct mc_dwarf *d, const char *lost)
 	mc_dwarf_free(d);
 }
 
+const char *mc_srcline_file(const struct rec_module *m, uintptr_t addr)
+{
+	for (size_t i = 0; i < mc_nsl; i++) {
+		const struct mc_dwfn *f;
+
+		if (strcmp(mc_sl[i].path, m->path))
+			continue;
+		f = mc_dwarf_find(&mc_sl[i], addr - (m->is_dyn ? m->bias : 0));
+		return f ? f->file : NULL;
+	}
+	return NULL;
+}
+
 void mc_args_started(int dirfd)
 {
+	mc_dw_path[0] = '\0';
+	if (mc_dw_on)
+		rec_snprintf(mc_dw_path, sizeof(mc_dw_path), "%s", mc_dw.path);
 	if (mc_dw_on) {
 		mc_dw_on = 0;
 		mc_dbg_write(dirfd, &mc_dw,
 			     "uftrace replay shows the DWARF-described arguments as raw values");
 	}
-	for (size_t i = 0; i < mc_nsl; i++)
-		mc_dbg_write(dirfd, &mc_sl[i], "uftrace replay has no source line of its functions");
+	for (size_t i = 0; i < mc_nsl; i++) {
+		/* -a's read of the executable has its lines and its specs: that one is written */
+		if (mc_dw_path[0] && !strcmp(mc_sl[i].path, mc_dw_path))
+			mc_dwarf_free(&mc_sl[i]);
+		else
+			mc_dbg_write(dirfd, &mc_sl[i],
+				     "uftrace replay has no source line of its functions");
+	}
 	mc_nsl = 0;
 }
 

@@ -39,13 +39,14 @@ static void mc_configured(const struct rec_config *cfg)
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
 {
+	/* --srcline and -L: the source locations first, -L's filter asks them */
+	mc_srcline_setup();
 	if (mc_args_split_trigger(why, len) < 0 || mc_filter_setup(why, len) < 0 ||
 	    mc_args_setup(why, len) < 0)
 		return -1;
 	/* -P/-U: the patterns now, the patching once the session is active (mc_init) */
 	if (mc_dyn_check(why, len) < 0)
 		return -1;
-	mc_srcline_setup(); /* after mc_args_setup: -a's read of the executable counts */
 	if (mc_args_on && rec_sess.sink != &uftrace_sink) {
 		/* the other formats are decoded from 16-byte uftrace records: a payload after one
 		 * would be read as records */
