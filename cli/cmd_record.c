@@ -69,7 +69,8 @@ static const char usage[] =
 	"                        [--tracepoint=FUNC[,FUNC...]] [--tp-stack=BYTES]\n"
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
 	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
-	"                        [--no-libcall] [--nest-libcall] [--no-pltbind]\n"
+	"                        [--no-libcall] [--nest-libcall] [--no-pltbind] [--srcline]\n"
+	"                        [-L FILE[@hide]]...\n"
 	"                        [--] PROG [ARGS...]\n"
 	"       flightrec record -p PID [--duration T] [-d DIR] [mcount hook options]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
@@ -124,6 +125,14 @@ static const char usage[] =
 	"  --nest-libcall  also the calls the libraries make through their own PLTs, but those\n"
 	"                  of libc, libm, libgcc_s, libpthread, libdl (FLIGHTREC_NEST_LIBCALL=1)\n"
 	"  --no-pltbind    do not let the dynamic loader bind PLT slots (LD_BIND_NOT=1)\n"
+	"  --srcline       record the source file and line of the functions of every module\n"
+	"                  built with -g, from their DWARF (libdw), as uftrace's <module>.dbg:\n"
+	"                  uftrace replay --srcline and -L/--loc-filter read them\n"
+	"                  (FLIGHTREC_SRCLINE=1)\n"
+	"  -L, --loc-filter=FILE[@hide]  record only the functions whose source file (DWARF)\n"
+	"                  matches FILE (a path, or a regex/glob as --match), or with @hide all\n"
+	"                  but those; their calls are checked on their own; writes the .dbg\n"
+	"                  files as --srcline (FLIGHTREC_LOC_FILTER, '!' for @hide)\n"
 	"Dynamic patching (mcount hook), as `uftrace record -P/-U`: programs and libraries built\n"
 	"with -fpatchable-function-entry=5 or -pg [-mfentry] -mnop-mcount have nops where a\n"
 	"call would be; the selected functions get the call at start-up, the others keep the\n"
@@ -278,6 +287,8 @@ struct record_fmt {
 	char *args;             /* -A, ';'-joined as uftrace joins them, malloc'ed */
 	char *retval;           /* -R */
 	bool auto_args;         /* -a/--auto-args */
+	bool srcline;           /* --srcline */
+	char *loc;              /* -L, ';'-joined, "!FILE" for FILE@hide, malloc'ed */
 };
 
 static int setup_format_env(const struct record_fmt *f)
@@ -301,7 +312,9 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->no_pltbind && setenv("LD_BIND_NOT", "1", 1) < 0) ||
 	    (f->args && setenv("FLIGHTREC_ARGUMENT", f->args, 1) < 0) ||
 	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
-	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0)) {
+	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0) ||
+	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0) ||
+	    (f->loc && setenv("FLIGHTREC_LOC_FILTER", f->loc, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
 	}
@@ -697,7 +710,7 @@ static int add_filter(char **list, const char *prefix, const char *pattern)
 static bool any_filter(const struct record_fmt *f)
 {
 	return f->filter || f->depth || f->time || f->trigger || f->caller || f->signal ||
-	       f->min_size || f->disable;
+	       f->min_size || f->disable || f->loc;
 }
 
 /* *LIST += ";" ITEM */
@@ -799,6 +812,12 @@ static int check_filters(const struct record_fmt *f)
 		return cli_usage_error(usage, "record: --hide: %s", err);
 	if (f->signal && mc_signal_parse(f->signal, sigs, acts, 8, err, sizeof(err)) < 0)
 		return cli_usage_error(usage, "record: --signal: %s", err);
+	if (f->loc) {
+		static struct mc_pattern loc[MC_LOC_MAX]; /* large: not on the stack */
+
+		if (mc_loc_parse(loc, MC_LOC_MAX, f->loc, glob, err, sizeof(err)) < 0)
+			return cli_usage_error(usage, "record: --loc-filter: %s", err);
+	}
 	if (f->min_size && !is_number(f->min_size, UINT32_MAX))
 		return cli_usage_error(usage, "record: --size-filter takes a size in bytes, not "
 				       "'%s'", f->min_size);
@@ -821,6 +840,9 @@ static int check_filters(const struct record_fmt *f)
 	}
 	if (f->auto_args && f->format && strcmp(f->format, "uftrace"))
 		return cli_usage_error(usage, "record: -a/--auto-args is recorded in the uftrace "
+				       "format only, not --format=%s", f->format);
+	if (f->srcline && f->format && strcmp(f->format, "uftrace"))
+		return cli_usage_error(usage, "record: --srcline is recorded in the uftrace "
 				       "format only, not --format=%s", f->format);
 	if (any_filter(f) && f->format && !strcmp(f->format, "tfile"))
 		return cli_usage_error(usage, "record: the filters and triggers do not apply to "
@@ -858,8 +880,8 @@ static int unknown_option(const char *arg, int shopt)
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
 		"S", "script", "event-full", "l", "libname",
-		"no-randomize-addr", "W", "watch", "srcline", "loc-filter", "L",
-		"loc-filter-warning", "clock", "e", "estimate-return", "with-syms", "g", "agent",
+		"no-randomize-addr", "W", "watch", "loc-filter-warning",
+		"clock", "e", "estimate-return", "with-syms", "g", "agent",
 		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
 	};
 	char name[64] = "";
@@ -1009,7 +1031,7 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
        OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
-       OPT_NO_PLTBIND, OPT_DURATION };
+       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -1039,6 +1061,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "loc-filter", required_argument, NULL, 'L' },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
 		{ "auto-args", no_argument, NULL, 'a' },
@@ -1062,8 +1086,8 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:L:", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -1106,6 +1130,18 @@ int cmd_record(int argc, char **argv)
 		case 'Z':
 			fmt.min_size = optarg;
 			break;
+		case 'L': {
+			/* uftrace: FILE@hide is "!FILE", whatever follows @hide dropped */
+			char *hide = strstr(optarg, "@hide");
+
+			if (hide)
+				*hide = '\0';
+			if (*optarg == '\0')
+				return cli_usage_error(usage, "record: empty --loc-filter");
+			if (add_filter(&fmt.loc, hide ? "!" : "", optarg) < 0)
+				return CLI_USAGE;
+			break;
+		}
 		case OPT_DISABLE:
 			fmt.disable = true;
 			break;
@@ -1146,6 +1182,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_PLTBIND:
 			fmt.no_pltbind = true;
+			break;
+		case OPT_SRCLINE:
+			fmt.srcline = true;
 			break;
 		case OPT_HOOK:
 			kind = hook_from_name(optarg);
@@ -1269,9 +1308,9 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
-	     fmt.retval || fmt.auto_args) && kind != HOOK_MCOUNT) {
+	     fmt.retval || fmt.auto_args || fmt.srcline) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack) and -A/-R/-a are for the mcount hook (-pg, "
+			"--signal --max-stack), -A/-R/-a and --srcline are for the mcount hook (-pg, "
 			"-finstrument-functions); the %s runtime does not take them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;
@@ -1296,6 +1335,7 @@ int cmd_record(int argc, char **argv)
 	free(fmt.trigger);
 	free(fmt.caller);
 	free(fmt.hide);
+	free(fmt.loc);
 	free(fmt.signal);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -50,6 +50,13 @@ static size_t mc_nalists, mc_calists;
 static struct mc_dwarf mc_dw;
 static int mc_dw_on;
 
+/* --srcline: the other modules' DWARF (the executable's too when -a did not read it), read at
+ * the start with mc_dw's rules but no specs, written and freed as mc_dw is */
+#define MC_SL_MAX 64
+static struct mc_dwarf mc_sl[MC_SL_MAX];
+static size_t mc_nsl;
+static char mc_dw_path[512]; /* mc_args_started: the file -a's .dbg was written for */
+
 /* The readable PT_LOAD segments of the executable, taken at the start: they stay mapped as
  * long as the process lives (a program that unmaps its own image is not supported). */
 #define MC_SEGS 16
@@ -193,6 +200,7 @@ static int mc_args_resolve_plt(const struct rec_module *m, const uint8_t *ok_mod
 struct mc_dw_want_data {
 	const struct rec_module *m;
 	struct mc_namer *namer;
+	int lines_only; /* --srcline's read: F: and L: lines, no spec */
 };
 
 /* mc_dwarf_read's WANT: the symbol of the module that starts at file address ADDR, and the
@@ -219,6 +227,10 @@ static const char *mc_dw_want(void *data, uint64_t addr, const char *die_name, i
 	raw = rec_symtab_name(m, &m->syms[lo]);
 	*kinds = mc_aset.auto_all ? MC_DW_ARG | MC_DW_RET : 0;
 	name = mc_namer_name(w->namer, raw);
+	if (w->lines_only) {
+		*kinds = 0;
+		return name;
+	}
 	for (size_t i = 0; i < mc_aset.n && *kinds != (MC_DW_ARG | MC_DW_RET); i++) {
 		const struct mc_argrule *r = &mc_aset.r[i];
 
@@ -271,7 +283,7 @@ static int mc_has_debug_info(const char *path, uint64_t *load_base)
  * prototypes stay (uftrace without DWARF) */
 static void mc_args_load_dwarf(const struct rec_module *m, struct mc_namer *namer)
 {
-	struct mc_dw_want_data w = { m, namer };
+	struct mc_dw_want_data w = { m, namer, 0 };
 	uint64_t load_base = 0;
 	char why[600];
 	int r;
@@ -433,28 +445,100 @@ int mc_args_setup(char *why, size_t len)
 	return 0;
 }
 
-void mc_args_started(int dirfd)
+void mc_srcline_setup(void)
+{
+	const char *on = rec_getenv("FLIGHTREC_SRCLINE");
+	const char *loc = rec_getenv("FLIGHTREC_LOC_FILTER");
+	struct mc_namer namer;
+	char why[600];
+
+	mc_nsl = 0;
+	/* -L needs the locations too, and writes them as uftrace record -L does */
+	if ((!on || strcmp(on, "1")) && (!loc || !*loc))
+		return;
+	if (rec_symtab_load() < 0)
+		return;
+	mc_filter_locate = mc_srcline_file;
+	mc_namer_init(&namer);
+	for (size_t k = 0; k < rec_symtab_nmodules() && mc_nsl < MC_SL_MAX; k++) {
+		const struct rec_module *m = rec_symtab_module_at(k);
+		struct mc_dw_want_data w = { m, &namer, 1 };
+		uintptr_t self = (uintptr_t)&mc_srcline_setup;
+		uint64_t load_base = 0;
+		struct mc_dwarf *d = &mc_sl[mc_nsl];
+		int r;
+
+		/* ours is nobody's source */
+		if ((self >= m->lo && self < m->hi) || !m->path[0] ||
+		    !mc_has_debug_info(m->path, &load_base))
+			continue;
+		r = mc_dwarf_read(d, m->path, mc_dw_want, &w, why, sizeof(why));
+		d->sym_base = load_base;
+		if (r < 0) {
+			rec_warn("--srcline: %s", why);
+			if (!strncmp(why, "libdw", 5) || !strncmp(why, "libmcount", 9))
+				break; /* no libdw: the same for every module */
+			continue;
+		}
+		if (r > 0)
+			mc_nsl++;
+	}
+	mc_namer_fini(&namer);
+}
+
+/* D as uftrace's <module>.dbg in DIRFD; frees D */
+static void mc_dbg_write(int dirfd, struct mc_dwarf *d, const char *lost)
 {
 	char name[600], *text;
 	const char *base;
 	int fd;
 
-	if (!mc_dw_on)
-		return;
-	mc_dw_on = 0;
-	base = strrchr(mc_dw.path, '/');
-	rec_snprintf(name, sizeof(name), "%s.dbg", base ? base + 1 : mc_dw.path);
-	text = mc_dwarf_dbg_text(&mc_dw);
+	base = strrchr(d->path, '/');
+	rec_snprintf(name, sizeof(name), "%s.dbg", base ? base + 1 : d->path);
+	text = mc_dwarf_dbg_text(d);
 	fd = text && dirfd >= 0 ? openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 					 0644) :
 				  -1;
 	if (fd < 0 || rec_write_all(fd, text, strlen(text)) < 0)
-		rec_warn("cannot write %s: uftrace replay shows the DWARF-described arguments "
-			 "as raw values", name);
+		rec_warn("cannot write %s: %s", name, lost);
 	if (fd >= 0)
 		close(fd);
 	free(text);
-	mc_dwarf_free(&mc_dw);
+	mc_dwarf_free(d);
+}
+
+const char *mc_srcline_file(const struct rec_module *m, uintptr_t addr)
+{
+	for (size_t i = 0; i < mc_nsl; i++) {
+		const struct mc_dwfn *f;
+
+		if (strcmp(mc_sl[i].path, m->path))
+			continue;
+		f = mc_dwarf_find(&mc_sl[i], addr - (m->is_dyn ? m->bias : 0));
+		return f ? f->file : NULL;
+	}
+	return NULL;
+}
+
+void mc_args_started(int dirfd)
+{
+	mc_dw_path[0] = '\0';
+	if (mc_dw_on)
+		rec_snprintf(mc_dw_path, sizeof(mc_dw_path), "%s", mc_dw.path);
+	if (mc_dw_on) {
+		mc_dw_on = 0;
+		mc_dbg_write(dirfd, &mc_dw,
+			     "uftrace replay shows the DWARF-described arguments as raw values");
+	}
+	for (size_t i = 0; i < mc_nsl; i++) {
+		/* -a's read of the executable has its lines and its specs: that one is written */
+		if (mc_dw_path[0] && !strcmp(mc_sl[i].path, mc_dw_path))
+			mc_dwarf_free(&mc_sl[i]);
+		else
+			mc_dbg_write(dirfd, &mc_sl[i],
+				     "uftrace replay has no source line of its functions");
+	}
+	mc_nsl = 0;
 }
 
 /* ---- the hook side: no libc from here on ---- */

@@ -96,9 +96,20 @@ void mc_args_thread_exit(void);
 int mcount_args_capture(struct rec_thread *t, unsigned depth, uintptr_t ip, uint64_t time,
 			const uintptr_t *regs, const uintptr_t *stack);
 
+/* --srcline (FLIGHTREC_SRCLINE=1) or -L (FLIGHTREC_LOC_FILTER): read the DWARF of every
+ * module loaded now that has a .debug_info (but libmcount), for the source line of each of
+ * its functions; nothing else (the variables read once) without them. A module that cannot be
+ * read is one warning, the others go on. */
+void mc_srcline_setup(void);
+/* The source file (the whole path) of the function at run-time ADDR of module M, from the
+ * reading above; NULL if unknown (mc_filter_locate, for -L) */
+struct rec_module;
+const char *mc_srcline_file(const struct rec_module *m, uintptr_t addr);
+
 /* Once the session's directory (DIRFD) is open: the executable's DWARF-described functions
  * as uftrace's <exe>.dbg, which its readers take the argument formats from (enum names,
- * strings); nothing without DWARF specs */
+ * strings), and with --srcline every module's <module>.dbg (F: and L: lines: replay
+ * --srcline and -L read them); nothing without DWARF specs nor --srcline */
 void mc_args_started(int dirfd);
 
 #pragma GCC visibility pop

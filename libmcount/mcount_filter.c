@@ -1105,6 +1105,75 @@ uintptr_t mc_sym_end(const struct rec_module *m, size_t i)
 	return j < m->nsyms ? m->syms[j].addr : m->hi;
 }
 
+/* ---- -L ---- */
+
+const char *(*mc_filter_locate)(const struct rec_module *m, uintptr_t addr);
+static struct mc_pattern mc_loc[MC_LOC_MAX];
+static size_t mc_nloc;
+
+int mc_loc_parse(struct mc_pattern *p, size_t max, const char *list, int glob, char *err,
+		 size_t errlen)
+{
+	const char *s = list;
+	size_t n = 0;
+
+	while (*s) {
+		const char *e = strchr(s, ';');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		char text[MC_PATT_LEN], conv[MC_PATT_LEN + 32];
+		int out = 0;
+
+		if (len && *s == '!') {
+			out = 1;
+			s++;
+			len--;
+		}
+		if (len >= sizeof(text)) {
+			mc_err(err, errlen, "longer than %d bytes", MC_PATT_LEN - 1);
+			return -1;
+		}
+		memcpy(text, s, len);
+		text[len] = '\0';
+		if (len && n == max) {
+			mc_err(err, errlen, "more than %d patterns", (int)max);
+			return -1;
+		}
+		if (len && !strpbrk(text, REGEX_CHARS)) {
+			/* uftrace's init_locfilter_pattern: one '/' off each end, then whole path
+			 * components */
+			char *t = text;
+
+			if (t[strlen(t) - 1] == '/')
+				t[strlen(t) - 1] = '\0';
+			if (*t == '/')
+				t++;
+			snprintf(conv, sizeof(conv), "((.*/)*)%s($|(/.*))", t);
+			if (mc_pattern_compile(&p[n], conv, strlen(conv), 0, err, errlen) < 0)
+				return -1;
+		} else if (len && mc_pattern_compile(&p[n], text, len, glob, err, errlen) < 0) {
+			return -1;
+		}
+		if (len)
+			p[n++].out = out;
+		s += e ? len + 1 : len;
+		if (e && !*s)
+			break;
+	}
+	return (int)n;
+}
+
+/* MC_TR_LOC_IN or _OUT for a function in FILE (NULL: none known), 0 if no -L pattern matches:
+ * the last one that matches decides, as uftrace's merged trigger */
+static uint32_t mc_loc_flags(const char *file)
+{
+	uint32_t f = 0;
+
+	for (size_t i = 0; file && i < mc_nloc; i++)
+		if (mc_pattern_match(&mc_loc[i], file))
+			f = mc_loc[i].out ? MC_TR_LOC_OUT : MC_TR_LOC_IN;
+	return f;
+}
+
 /*
  * The program's PLT entries, by the names uftrace gives them ('P' lines of the .sym file): the
  * library calls libmcount records (mcount_plt.c) are entered at those addresses, and uftrace
@@ -1174,11 +1243,20 @@ static int mc_resolve(struct mc_ftable *t, struct mc_filter_spec *s, int all)
 		for (size_t i = 0; i < m->nsyms; i++) {
 			const struct rec_sym *sym = &m->syms[i];
 			const char *name = mc_namer_name(&namer, rec_symtab_name(m, sym));
+			uint32_t loc = 0;
+			size_t n0 = t->n;
+
+			if (mc_nloc && mc_filter_locate)
+				loc = mc_loc_flags(mc_filter_locate(m, sym->addr));
 
 			if (mc_ftable_add_sym(t, s, name, (int)k, sym->addr, mc_sym_end(m, i),
-					      sym->size, all) < 0) {
+					      sym->size, all || loc) < 0) {
 				mc_namer_fini(&namer);
 				return -1;
+			}
+			if (t->n > n0 && loc) {
+				t->r[t->n - 1].tr.flags |= loc;
+				t->has_loc_in |= loc == MC_TR_LOC_IN;
 			}
 		}
 	}
@@ -1335,13 +1413,15 @@ int mc_filter_setup(char *why, size_t len)
 	const char *size = rec_getenv("FLIGHTREC_MIN_SIZE");
 	const char *disabled = rec_getenv("FLIGHTREC_DISABLED");
 	const char *sig = rec_getenv("FLIGHTREC_SIGNAL");
-	int glob = 0, any_size = 0, nsig = 0;
+	const char *loc = rec_getenv("FLIGHTREC_LOC_FILTER");
+	int glob = 0, any_size = 0, nsig = 0, nloc = 0;
 	char err[400];
 
 	mc_fconf = (struct mc_filter_conf){ 0 };
 	mc_tracing_on = 1;
 	mc_finished = 0;
 	mc_nsigs = 0;
+	mc_nloc = 0;
 	if (match && *match) {
 		if (!strcmp(match, "glob"))
 			glob = 1;
@@ -1373,6 +1453,14 @@ int mc_filter_setup(char *why, size_t len)
 			return -1;
 		}
 	}
+	if (loc && *loc) {
+		nloc = mc_loc_parse(mc_loc, MC_LOC_MAX, loc, glob, err, sizeof(err));
+		if (nloc < 0) {
+			mc_err(why, len, "FLIGHTREC_LOC_FILTER: %s", err);
+			return -1;
+		}
+		mc_nloc = (size_t)nloc;
+	}
 	mc_spec.n = 0;
 	mc_spec.has_in = 0;
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
@@ -1388,7 +1476,7 @@ int mc_filter_setup(char *why, size_t len)
 	}
 	for (size_t i = 0; i < mc_spec.n; i++)
 		any_size |= !!(mc_spec.tr[i].flags & MC_TR_SIZE);
-	if (mc_spec.n || mc_fconf.min_size || any_size) {
+	if (mc_spec.n || mc_fconf.min_size || any_size || mc_nloc) {
 		/* -Z and size=: every function's size is looked up, so every one has a range */
 		if (mc_resolve(&mc_fconf.table, &mc_spec, mc_fconf.min_size || any_size) < 0) {
 			mc_ftable_free(&mc_fconf.table);

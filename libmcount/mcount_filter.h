@@ -90,6 +90,8 @@ enum {
 	MC_TR_RECOVER = 1 << 8,	  /* recover: real return addresses while it runs (-pg) */
 	MC_TR_CALLER = 1 << 9,	  /* -C / caller: recorded with its callers */
 	MC_TR_REPLAY = 1 << 10,	  /* backtrace, hide, color=: replay's, nothing here */
+	MC_TR_LOC_IN = 1 << 11,	  /* -L: its source file matches (the last -L pattern) */
+	MC_TR_LOC_OUT = 1 << 12,  /* -L FILE@hide: its source file is hidden */
 };
 
 struct mc_trigger {
@@ -153,6 +155,7 @@ struct mc_ftable {
 	size_t n, cap;
 	int has_in;	/* an IN range exists: uftrace's FILTER_MODE_IN */
 	int has_caller; /* a caller range exists: uftrace's mcount_has_caller */
+	int has_loc_in; /* a function matched an -L pattern: uftrace's mcount_loc_mode IN */
 };
 
 /* Add the function NAME at [lo, hi) if a pattern of S matches it. 0, or -1 (no memory). */
@@ -244,6 +247,24 @@ int mc_signal_parse(const char *list, int *sigs, uint32_t *acts, size_t max, cha
 /* FLIGHTREC_TRIGGER as the triggers take it: without its argument actions, which go to
  * -A/-R (mc_args_split_trigger); NULL: the variable as it is */
 extern const char *mc_trigger_list;
+
+/*
+ * -L/--loc-filter (FLIGHTREC_LOC_FILTER, uftrace's UFTRACE_LOCATION): patterns on the source
+ * file of a function (its DWARF decl_file, the whole path), ';'-separated, a hidden one
+ * ('-L FILE@hide') prefixed with '!'. As uftrace's init_locfilter_pattern: a pattern without
+ * regex characters is a path component sequence ("dir/file.c" matches ".../dir/file.c" and
+ * "dir/file.c/..."), any other a regex (or glob, --match=glob) on the path. Per function, not
+ * inherited: once a function matches an IN pattern, every function whose file no IN pattern
+ * matches is left out (its calls still recorded), and a hidden file's functions are left out.
+ * Into P (up to MAX); the count, or -1 with the reason in err.
+ */
+#define MC_LOC_MAX 16
+int mc_loc_parse(struct mc_pattern *p, size_t max, const char *list, int glob, char *err,
+		 size_t errlen);
+/* The source file of the function at run-time ADDR in module M, NULL if unknown: set by the
+ * runtime before mc_filter_setup when FLIGHTREC_LOC_FILTER is set (libmcount's --srcline
+ * reading); NULL: no location known, -L matches nothing */
+extern const char *(*mc_filter_locate)(const struct rec_module *m, uintptr_t addr);
 
 /* Read the FLIGHTREC_* variables above and resolve the patterns against the modules loaded
  * now. 0, or -1 with the reason in why. */

@@ -173,6 +173,9 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	} else if (mc_fconf.table.has_in && !fs->in_count) {
 		goto out; /* outside every -F function */
 	}
+	/* -L: this function alone, after the -F count (uftrace's order) */
+	if ((trf & MC_TR_LOC_OUT) || (mc_fconf.table.has_loc_in && !(trf & MC_TR_LOC_IN)))
+		goto out;
 	if (trf & (MC_TR_DEPTH | MC_TR_TRACE_ON | MC_TR_TRACE_OFF | MC_TR_TIME | MC_TR_SIZE)) {
 		if (trf & MC_TR_DEPTH)
 			fs->fdepth = r->tr.depth;

@@ -39,6 +39,8 @@ static void mc_configured(const struct rec_config *cfg)
  * after its shadow stack. */
 static int mc_check(char *why, size_t len)
 {
+	/* --srcline and -L: the source locations first, -L's filter asks them */
+	mc_srcline_setup();
 	if (mc_args_split_trigger(why, len) < 0 || mc_filter_setup(why, len) < 0 ||
 	    mc_args_setup(why, len) < 0)
 		return -1;

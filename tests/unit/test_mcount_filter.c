@@ -411,14 +411,61 @@ static void test_time(void **state)
 	assert_int_equal(mc_parse_time("99999999999999999999s", &ns), -1);
 }
 
+/* -L: uftrace's init_locfilter_pattern: a plain path is whole components, anything else a
+ * regex (or glob) on the path; '!' hides */
+static void test_loc(void **state)
+{
+	static struct mc_pattern p[MC_LOC_MAX];
+	const char *file = "/home/u/uftrace/cmds/record.c";
+	char err[200], many[MC_LOC_MAX * 3 + 8] = "";
+
+	(void)state;
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, "cmds;/cmds;cmds/;/uftrace/cmds/;record.c", 0,
+				      err, sizeof(err)),
+			 5);
+	for (int i = 0; i < 5; i++) {
+		assert_true(mc_pattern_match(&p[i], file));
+		assert_int_equal(p[i].out, 0);
+	}
+	/* not whole components: "ecord" is followed by ".c", "md" inside "cmds" */
+	assert_int_equal(
+		mc_loc_parse(p, MC_LOC_MAX, "ecord;md;youftrace;!record.c", 0, err, sizeof(err)),
+		4);
+	assert_false(mc_pattern_match(&p[0], file));
+	assert_false(mc_pattern_match(&p[1], file));
+	assert_false(mc_pattern_match(&p[2], "/home/u/uftrace/x.c"));
+	assert_true(mc_pattern_match(&p[3], file));
+	assert_int_equal(p[3].out, 1);
+	/* a regex as it is; a glob with --match=glob */
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, "record\\.c$;^cmds", 0, err, sizeof(err)), 2);
+	assert_true(mc_pattern_match(&p[0], file));
+	assert_false(mc_pattern_match(&p[1], file));
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, "*/cmds/*.c;!cmds/*", 1, err, sizeof(err)), 2);
+	assert_true(mc_pattern_match(&p[0], file));
+	assert_false(mc_pattern_match(&p[1], file)); /* a glob matches the whole path */
+	/* empty items are skipped; a bad regex and too many patterns are refused */
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, ";a.c;;", 0, err, sizeof(err)), 1);
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, "x(.c", 0, err, sizeof(err)), -1);
+	for (int i = 0; i <= MC_LOC_MAX; i++)
+		strcat(many, "f;");
+	assert_int_equal(mc_loc_parse(p, MC_LOC_MAX, many, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "patterns"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kinds),	  cmocka_unit_test(test_regex_vs_glibc),
-		cmocka_unit_test(test_glob_vs_fnmatch), cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_list),	  cmocka_unit_test(test_table),
-		cmocka_unit_test(test_time),	  cmocka_unit_test(test_triggers),
-		cmocka_unit_test(test_signals),	  cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_regex_vs_glibc),
+		cmocka_unit_test(test_glob_vs_fnmatch),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_triggers),
+		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_loc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
