@@ -578,8 +578,9 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 		rec_chunk_unwritten(t, c, len);
 	}
 	if (transient && t->sink_fd >= 0) {
+		/* never close a number the program took meanwhile */
 		if (!rec_fd_private)
-			rec_thread_sink_fd_ok(t); /* never close a number the program took meanwhile */
+			rec_thread_sink_fd_ok(t);
 		if (t->sink_fd >= 0)
 			close(t->sink_fd);
 		t->sink_fd = -1;

@@ -596,7 +596,7 @@ static void ovni_wait_done(struct ovni_done *d)
 	 * its stream is final, where sleeps of 20 us doubling to 1.28 ms overslept by 0.5 ms
 	 * on average per thread. The timeout only bounds a wake-up the flusher missed (it was
 	 * asleep: nudged again each round), 60 s in all as before. */
-	struct timespec ts = { 0, 1000000 };
+	struct timespec ts = {0, 1000000};
 
 	for (int i = 0; i < 60000 && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE); i++) {
 		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
