@@ -291,18 +291,34 @@ static void rec_live_private(void)
  * session's (shared with the program's threads, which may move them, rec_session_fds_check);
  * here each names what it must, put there by path when it does not. Nothing here can be the
  * program's, so nothing is raced. */
+static __thread int rec_fds_private_ok[3] __attribute__((tls_model("initial-exec")));
+
 static int rec_session_fds_private(void)
 {
 	int d = __atomic_load_n(&rec_sess.dirfd, __ATOMIC_ACQUIRE);
 	int r = __atomic_load_n(&rec_sess.ringdirfd, __ATOMIC_ACQUIRE);
 	int l = __atomic_load_n(&rec_sess.livefd, __ATOMIC_ACQUIRE);
+	int *ok = rec_fds_private_ok;
 	int nd, nr;
 
 	if (d < 0 || r < 0 || d == r)
 		return -1;
+	/* The same numbers as this table's last check found right: nothing but this thread
+	 * changes this table, so they still are (three fstat per chunk written and per thread
+	 * start saved). The numbers move when a program thread reopened the directories
+	 * (rec_session_fds_check): then they are checked here again. Stored +1: TLS starts 0. */
+	if (ok[0] == d + 1 && ok[1] == r + 1 && ok[2] == l + 1)
+		return 0;
+	ok[0] = ok[1] = ok[2] = 0;
 	if (rec_fd_is(d, &rec_sess.dir_id) && rec_fd_is(r, &rec_sess.ringdir_id)) {
 		if (l >= 0 && l != d && l != r && !rec_fd_is(l, &rec_sess.live_id))
 			rec_live_private();
+		if (l < 0 || l == d || l == r || rec_fd_is(l, &rec_sess.live_id))
+			ok[2] = l + 1;
+		else
+			return 0; /* no live.<pid> in this table: asked again next time */
+		ok[0] = d + 1;
+		ok[1] = r + 1;
 		return 0;
 	}
 	if (rec_reopen_dirs(&nd, &nr) < 0)

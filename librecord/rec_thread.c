@@ -543,11 +543,15 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	rec_finish_progress(); /* a finish that writes is alive (its waiters watch this) */
 	/* the program may have closed or replaced our directories' descriptors */
 	rec_session_fds_check();
-	/* a sink that keeps no descriptor per thread opens the thread's file for this write */
+	/* a sink that keeps no descriptor per thread opens the thread's file for this write. In
+	 * a table of our own (the flusher's, the helper's) nobody else can close or replace it
+	 * before it is closed below: its identity is neither taken nor checked (2 fstat per
+	 * chunk written) */
 	if (transient) {
 		t->sink_fd = rec_sess.sink->thread_fd(&rec_sess, t);
 		t->sink_id_fd = -1;
-		rec_thread_sink_fd_ok(t); /* takes its identity */
+		if (!rec_fd_private)
+			rec_thread_sink_fd_ok(t); /* takes its identity */
 	} else
 		rec_thread_sink_fd_ok(t);
 	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
@@ -574,7 +578,9 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 		rec_chunk_unwritten(t, c, len);
 	}
 	if (transient && t->sink_fd >= 0) {
-		rec_thread_sink_fd_ok(t); /* never close a number the program took meanwhile */
+		/* never close a number the program took meanwhile */
+		if (!rec_fd_private)
+			rec_thread_sink_fd_ok(t);
 		if (t->sink_fd >= 0)
 			close(t->sink_fd);
 		t->sink_fd = -1;

@@ -23,6 +23,7 @@
 #include "librecord/rec_util.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -591,15 +592,17 @@ void ovni_thread_init(pid_t tid)
 /* Wait (bounded) until the sink has finished the stream; then drop our reference. */
 static void ovni_wait_done(struct ovni_done *d)
 {
-	struct timespec ts = { 0, 20000 };
+	/* the sink wakes d->done when it sets it (sink_ovni.c): the thread goes on as soon as
+	 * its stream is final, where sleeps of 20 us doubling to 1.28 ms overslept by 0.5 ms
+	 * on average per thread. The timeout only bounds a wake-up the flusher missed (it was
+	 * asleep: nudged again each round), 60 s in all as before. */
+	struct timespec ts = {0, 1000000};
 
 	for (int i = 0; i < 60000 && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE); i++) {
 		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
 			break; /* finish writes it (or has) */
 		rec_flusher_wake();
-		nanosleep(&ts, NULL);
-		if (ts.tv_nsec < 1000000)
-			ts.tv_nsec *= 2;
+		rec_futex(&d->done, FUTEX_WAIT_PRIVATE, 0, &ts);
 	}
 	ovni_done_put(d);
 }

@@ -35,6 +35,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -871,8 +872,10 @@ static void ovni_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	ot->done = NULL;
 	pthread_mutex_unlock(&ot->meta_lock);
 	if (d) {
-		/* release: the stream and metadata are written before the waiter returns */
+		/* release: the stream and metadata are written before the waiter returns; the
+		 * wake before our reference goes (the waiter's may be gone already) */
 		__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+		rec_futex(&d->done, FUTEX_WAKE_PRIVATE, 1, NULL);
 		ovni_done_put(d);
 	}
 	if (exited) {
