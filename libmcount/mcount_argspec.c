@@ -473,19 +473,24 @@ void mc_argspec_for_dwarf(const struct mc_argspec_set *s, const char *path, cons
 	}
 }
 
-/* the LEN bytes at S as one more entry of OUT, a ';'-separated list of SIZE bytes; -1 when it
- * does not fit */
-static int ma_add(char *out, size_t size, const char *s, size_t len)
+/* the LEN bytes at S after what OUT (SIZE bytes) holds, SEP between; -1 when it does not fit */
+static int ma_append(char *out, size_t size, char sep, const char *s, size_t len)
 {
-	size_t n = strlen(out), sep = n ? 1 : 0;
+	size_t n = strlen(out), seplen = n ? 1 : 0;
 
-	if (n + sep + len + 1 > size)
+	if (n + seplen + len + 1 > size)
 		return -1;
-	if (sep)
-		out[n++] = ';';
+	if (seplen)
+		out[n++] = sep;
 	memcpy(out + n, s, len);
 	out[n + len] = '\0';
 	return 0;
+}
+
+/* one more entry of OUT, a ';'-separated list */
+static int ma_add(char *out, size_t size, const char *s, size_t len)
+{
+	return ma_append(out, size, ';', s, len);
 }
 
 /* "NAME@LIST" (NLEN and LLEN bytes) as one more entry of OUT */
@@ -505,15 +510,7 @@ static int ma_add_entry(char *out, size_t size, const char *name, size_t nlen, c
 /* the action of LEN bytes at A after the ones in LIST (',' between) */
 static int ma_add_action(char *list, size_t size, const char *a, size_t len)
 {
-	size_t n = strlen(list), sep = n ? 1 : 0;
-
-	if (n + sep + len + 1 > size)
-		return -1;
-	if (sep)
-		list[n++] = ',';
-	memcpy(list + n, a, len);
-	list[n + len] = '\0';
-	return 0;
+	return ma_append(list, size, ',', a, len);
 }
 
 int mc_trigger_split(const char *trig, char *rest, char *args, char *rets, size_t size)
