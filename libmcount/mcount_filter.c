@@ -970,6 +970,11 @@ int mc_demangle_simple(const char *full, char *out, size_t len)
 {
 	static const char anon[] = "(anonymous namespace)";
 	static const char opchars[] = "+-*/%^&|~!=<>,[]";
+	static const char *const optokens[] = {
+		"<<=", ">>=", "->*", "<=>", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+		"--", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "->", "[]", "+", "-", "*",
+		"/", "%", "^", "&", "|", "~", "!", "=", "<", ">", ",",
+	};
 	size_t o = 0, last_space = 0;
 	int has_space = 0;
 
@@ -1000,11 +1005,20 @@ int mc_demangle_simple(const char *full, char *out, size_t len)
 				}
 				continue;
 			}
-			while (*p && strchr(opchars, *p)) {
-				if (o + 1 < len)
-					out[o++] = *p;
-				p++;
+			/* the longest operator token: what follows it ('<' too) is a template's
+			 * arguments ("operator+<char, ...>", "operator< <int>") or the parameters */
+			size_t tl = 0;
+			for (size_t i = 0; i < sizeof(optokens) / sizeof(optokens[0]); i++) {
+				size_t n = strlen(optokens[i]);
+				if (n > tl && !strncmp(p, optokens[i], n))
+					tl = n;
 			}
+			for (size_t i = 0; i < tl; i++)
+				if (o + 1 < len)
+					out[o++] = p[i];
+			p += tl;
+			if (tl && p[0] == ' ' && p[1] == '<')
+				p++;
 			continue;
 		}
 		if (*p == '<' || *p == '(') {

@@ -370,6 +370,18 @@ static void test_demangle(void **state)
 		{ "ns::ns1::foo::operator()(int)", "ns::ns1::foo::operator" },
 		{ "ns::ns1::foo::operator<(ns::ns1::foo const&) const", "ns::ns1::foo::operator<" },
 		{ "operator new(unsigned long)", "operator new" },
+		/* a template operator: its arguments after the token, a return type before */
+		{ "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+		  "std::operator+<char, std::char_traits<char>, std::allocator<char> >(std::__cxx11::"
+		  "basic_string<char, std::char_traits<char>, std::allocator<char> > const&, char "
+		  "const*)",
+		  "std::operator+" },
+		{ "bool std::operator!=<char, std::char_traits<char>, std::allocator<char> >(std::"
+		  "__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, "
+		  "char const*)",
+		  "std::operator!=" },
+		{ "std::ostream& operator<< <int>(std::ostream&, box<int> const&)", "operator<<" },
+		{ "box<int>::operator<<=(int)", "box::operator<<=" },
 		{ "std::vector<int, std::allocator<int> >::push_back(int&&)",
 		  "std::vector::push_back" },
 		{ "main", "main" },

@@ -51,6 +51,18 @@ template <typename T> FN T tmpl(T x)
 	return anon((int)x) + 1;
 }
 
+/* a template operator with a return type: demangled "ns::box<int> ns::operator+<int, long>(ns::
+ * box<int> const&, long)", simply "ns::operator+" (std::string's operator+ is one) */
+namespace ns {
+template <typename T> struct box {
+	T v;
+};
+template <typename T, typename U> FN box<T> operator+(const box<T> &a, U b)
+{
+	return box<T>{ a.v + (T)anon((int)b) };
+}
+} // namespace ns
+
 int main()
 {
 	ns::ns1::foo f;
@@ -58,6 +70,7 @@ int main()
 
 	kept = new int(1);
 	e2e_sink += f.bar(*kept) + g.bar(2) + tmpl<int>(3) + tmpl<long>(4);
+	e2e_sink += (ns::box<int>{ 5 } + 6L).v;
 	delete kept;
 	return e2e_sink > 0 ? 0 : 1;
 }
