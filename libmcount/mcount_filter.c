@@ -981,6 +981,9 @@ int mc_demangle_simple(const char *full, char *out, size_t len)
 	if (!len)
 		return -1;
 	for (const char *p = full; *p;) {
+		/* gcc's clones (.isra.0, .constprop.0, .part.0) are the function's name too */
+		if (!strncmp(p, " [clone ", 8))
+			break;
 		if (!strncmp(p, anon, sizeof(anon) - 1)) {
 			/* uftrace keeps the mangled namespace's source name */
 			p += sizeof(anon) - 1;

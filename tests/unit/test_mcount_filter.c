@@ -382,6 +382,11 @@ static void test_demangle(void **state)
 		  "std::operator!=" },
 		{ "std::ostream& operator<< <int>(std::ostream&, box<int> const&)", "operator<<" },
 		{ "box<int>::operator<<=(int)", "box::operator<<=" },
+		/* gcc's clones, named as the function */
+		{ "std::vector<int, std::allocator<int> >::operator[](unsigned long) [clone .isra.0]",
+		  "std::vector::operator[]" },
+		{ "ns::ns1::foo::bar(int) const [clone .constprop.0] [clone .isra.0]",
+		  "ns::ns1::foo::bar" },
 		{ "std::vector<int, std::allocator<int> >::push_back(int&&)",
 		  "std::vector::push_back" },
 		{ "main", "main" },
