@@ -119,6 +119,9 @@ static const char usage[] =
 	"  --match=TYPE    the patterns are POSIX extended regexes searched in the name (regex,\n"
 	"                  the default) or globs matched against it (glob); a pattern without\n"
 	"                  any of .?*+-^$|()[]{} is compared whole\n"
+	"  --demangle=HOW  the C++ names the patterns see: simple (uftrace's: no parameters,\n"
+	"                  template arguments or return type; the default), full (as c++filt\n"
+	"                  prints them) or no (mangled) (FLIGHTREC_DEMANGLE)\n"
 	"Library calls (mcount hook, uftrace format): every call the program makes through its\n"
 	"PLT is recorded, as uftrace records it, unless:\n"
 	"  --no-libcall    do not record library calls (FLIGHTREC_NO_LIBCALL=1)\n"
@@ -288,6 +291,7 @@ struct record_fmt {
 	char *retval;           /* -R */
 	bool auto_args;         /* -a/--auto-args */
 	bool srcline;           /* --srcline */
+	const char *demangle;   /* --demangle: no, simple, full */
 	char *loc;              /* -L, ';'-joined, "!FILE" for FILE@hide, malloc'ed */
 };
 
@@ -314,6 +318,7 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->retval && setenv("FLIGHTREC_RETVAL", f->retval, 1) < 0) ||
 	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0) ||
 	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0) ||
+	    (f->demangle && setenv("FLIGHTREC_DEMANGLE", f->demangle, 1) < 0) ||
 	    (f->loc && setenv("FLIGHTREC_LOC_FILTER", f->loc, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
@@ -875,7 +880,7 @@ static int unknown_option(const char *arg, int shopt)
 	static const char *const names[] = {
 		"no-args", "v", "debug",
 		"verbose", "debug-domain", "force", "b", "buffer",
-		"logfile", "nop", "time", "host", "port", "demangle", "num-thread",
+		"logfile", "nop", "time", "host", "port", "num-thread",
 		"libmcount-single", "rt-prio", "k", "kernel", "K", "kernel-depth", "kernel-buffer",
 		"kernel-skip-out", "kernel-full", "kernel-only", "E", "event", "no-event",
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
@@ -1031,7 +1036,7 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
        OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
-       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE };
+       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE, OPT_DEMANGLE };
 
 int cmd_record(int argc, char **argv)
 {
@@ -1062,6 +1067,7 @@ int cmd_record(int argc, char **argv)
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "loc-filter", required_argument, NULL, 'L' },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
@@ -1185,6 +1191,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_SRCLINE:
 			fmt.srcline = true;
+			break;
+		case OPT_DEMANGLE:
+			if (strcmp(optarg, "no") && strcmp(optarg, "simple") && strcmp(optarg, "full"))
+				return cli_usage_error(usage, "record: --demangle takes no, simple or "
+						       "full, not '%s'",
+						       optarg);
+			fmt.demangle = optarg;
 			break;
 		case OPT_HOOK:
 			kind = hook_from_name(optarg);

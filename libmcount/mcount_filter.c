@@ -1082,7 +1082,13 @@ typedef char *(*mc_cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
 void mc_namer_init(struct mc_namer *n)
 {
-	n->demangle = (mc_cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	/* uftrace's --demangle: simple (the default), full, or no (the mangled names) */
+	const char *how = rec_getenv("FLIGHTREC_DEMANGLE");
+
+	n->full = how && !strcmp(how, "full");
+	n->demangle = how && !strcmp(how, "no")
+			      ? NULL
+			      : (mc_cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	n->dbuf = NULL;
 	n->dlen = 0;
 	n->simple[0] = '\0';
@@ -1099,6 +1105,8 @@ const char *mc_namer_name(struct mc_namer *n, const char *name)
 	if (!d || status != 0)
 		return name;
 	n->dbuf = d;
+	if (n->full)
+		return d;
 	mc_demangle_simple(d, n->simple, sizeof(n->simple));
 	return n->simple;
 }

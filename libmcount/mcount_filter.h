@@ -208,6 +208,7 @@ struct mc_namer {
 	char *dbuf;	  /* the demangler's buffer, reused from name to name */
 	size_t dlen;
 	char simple[1024];
+	int full;	  /* FLIGHTREC_DEMANGLE=full: the demangler's text as it is */
 };
 void mc_namer_init(struct mc_namer *n);
 /* NAME as the patterns see it: NAME itself, or n->simple (until the next call) */
