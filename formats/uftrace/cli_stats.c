@@ -36,15 +36,26 @@ struct thread_stats {
 	int64_t bytes;
 };
 
+/* ADDR's slot in a cache of UFCLI_SYMCACHE_SLOTS entries, and whether it holds ADDR of S */
+static struct ufcli_addr_cache *addr_slot(struct ufcli_addr_cache *cache, uint64_t addr,
+					  const struct ufr_session *s, bool *hit)
+{
+	struct ufcli_addr_cache *slot = &cache[(addr ^ (addr >> 12)) % UFCLI_SYMCACHE_SLOTS];
+
+	*hit = slot->valid && slot->addr == addr && slot->sess == s;
+	return slot;
+}
+
 const char *ufcli_entry_name(struct ufr_data *d, const struct ufr_thread *t,
 			     const struct ufr_rec *r, struct ufcli_addr_cache *cache, char *buf,
 			     size_t len)
 {
 	const struct ufr_session *s = t->task ? ufr_session_at(d, t->task, r->time) : NULL;
-	struct ufcli_addr_cache *slot = &cache[(r->addr ^ (r->addr >> 12)) % UFCLI_SYMCACHE_SLOTS];
+	bool hit;
+	struct ufcli_addr_cache *slot = addr_slot(cache, r->addr, s, &hit);
 	const char *name;
 
-	if (slot->valid && slot->addr == r->addr && slot->sess == s)
+	if (hit)
 		name = slot->name;
 	else {
 		name = ufr_symbolize(d, t, r->time, r->addr);
@@ -66,10 +77,11 @@ static int count_entry(struct ufr_data *d, struct ufr_thread *t, const struct uf
 		       struct ufcli_addr_cache *cache, struct nc_table *calls)
 {
 	const struct ufr_session *s = t->task ? ufr_session_at(d, t->task, r->time) : NULL;
-	struct ufcli_addr_cache *slot = &cache[(r->addr ^ (r->addr >> 12)) % UFCLI_SYMCACHE_SLOTS];
+	bool hit;
+	struct ufcli_addr_cache *slot = addr_slot(cache, r->addr, s, &hit);
 	char buf[32];
 
-	if (!slot->valid || slot->addr != r->addr || slot->sess != s) {
+	if (!hit) {
 		if (slot->valid && slot->pending && nc_add(calls, slot->name, slot->pending) < 0)
 			return -1;
 		*slot = (struct ufcli_addr_cache){ r->addr, s, ufr_symbolize(d, t, r->time, r->addr),
