@@ -3,11 +3,14 @@
  * the invariants). Slow paths only: thread attach, the flusher, finish and fork.
  */
 #include "librecord/rec_ringpool.h"
+#include "librecord/rec_clock.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,9 +19,9 @@
 
 #define REC_RINGPOOL_CAP 64 /* rec_config's ceiling of FLIGHTREC_RING_POOL */
 /* an attach that finds the pool empty while a ring is coming back waits for it at most
- * REC_RINGPOOL_WAITS x REC_RINGPOOL_WAIT_US (2 ms) before it makes a ring of its own */
-#define REC_RINGPOOL_WAITS 40
-#define REC_RINGPOOL_WAIT_US 50
+ * REC_RINGPOOL_WAIT_NS (2 ms) before it makes a ring of its own, woken (futex on
+ * rec_pool_gen) each time the flusher closes a thread */
+#define REC_RINGPOOL_WAIT_NS 2000000
 /* bytes of chunk 0 a reused ring has faulted in before its thread records */
 #define REC_RINGPOOL_EAGER (64u << 10)
 
@@ -38,6 +41,9 @@ static uint32_t rec_pool_count;
 static uint32_t rec_pool_next_id;
 static uint32_t rec_pool_misses; /* attaches (not the image's first) that found it empty */
 static int rec_pool_off;         /* finish ran: nothing goes in any more */
+/* futex word, bumped (and its waiters woken) each time a thread is closed: the rings
+ * rec_ringpool_returning counts change only then */
+static uint32_t rec_pool_gen;
 
 static uint32_t rec_ringpool_max(void)
 {
@@ -127,15 +133,26 @@ int rec_ringpool_take(struct rec_thread *t)
 	pthread_mutex_lock(&rec_sess.lock);
 	/* Empty, but a thread that ended is about to give its ring back (the flusher writes
 	 * its last chunk and closes it): waiting for that, a fraction of a millisecond, costs
-	 * less than making a ring (a few ms) that the pool, full again, then throws away. */
-	for (int i = 0; i < REC_RINGPOOL_WAITS && !rec_pool_count && !rec_pool_off &&
-			rec_ringpool_returning();
-	     i++) {
-		struct timespec ts = { 0, REC_RINGPOOL_WAIT_US * 1000 };
+	 * less than making a ring (a few ms) that the pool, full again, then throws away.
+	 * Woken the moment a thread is closed (rec_ringpool_closed), not polled: a sleep of a
+	 * fixed step overslept on a loaded machine. */
+	for (uint64_t deadline = 0, now;;) {
+		/* read before the test: a close after it bumps the word, and the wait returns */
+		uint32_t seen = __atomic_load_n(&rec_pool_gen, __ATOMIC_ACQUIRE);
+		struct timespec ts;
 
+		if (rec_pool_count || rec_pool_off || !rec_ringpool_returning())
+			break;
+		now = rec_clock_mono_ns();
+		if (!deadline)
+			deadline = now + REC_RINGPOOL_WAIT_NS;
+		else if (now >= deadline)
+			break;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(deadline - now);
 		pthread_mutex_unlock(&rec_sess.lock);
 		rec_flusher_wake();
-		nanosleep(&ts, NULL);
+		rec_futex(&rec_pool_gen, FUTEX_WAIT_PRIVATE, seen, &ts);
 		pthread_mutex_lock(&rec_sess.lock);
 	}
 	if (!rec_pool_count || rec_pool_off) {
@@ -173,6 +190,12 @@ int rec_ringpool_take(struct rec_thread *t)
 	t->ring_fd = -1;
 	t->prefaulted = e.prefaulted;
 	return 0;
+}
+
+void rec_ringpool_closed(void)
+{
+	__atomic_add_fetch(&rec_pool_gen, 1, __ATOMIC_RELEASE);
+	rec_futex(&rec_pool_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 }
 
 int rec_ringpool_put(struct rec_thread *t)

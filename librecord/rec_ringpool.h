@@ -38,6 +38,9 @@ int rec_ringpool_take(struct rec_thread *t);
 /* t's ring, after the sink closed t: kept for a later thread (0, t->ring is NULL then), or
  * -1 when the pool is full or off (the caller unmaps and unlinks it). */
 int rec_ringpool_put(struct rec_thread *t);
+/* The flusher (or finish) closed a thread: an attach waiting for a ring to come back looks
+ * again now. */
+void rec_ringpool_closed(void);
 /* Flusher: make spare rings while threads attach faster than rings come back; once a
  * write failed (rec_session.write_errno: the disk may be full), remove them all instead and
  * keep none (their space is the trace's). */

@@ -198,6 +198,7 @@ static void rec_ring_destroy(struct rec_thread *t, int unlink_file)
 		rec_ring_name(name, sizeof(name), t->pid, t->tid);
 		unlinkat(rec_sess.ringdirfd, name, 0);
 	}
+	rec_ringpool_closed();
 }
 
 static struct rec_chunk *rec_chunk_at(struct rec_thread *t, uint32_t idx)
@@ -704,6 +705,7 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 		rec_ring_name(name, sizeof(name), t->pid, t->tid);
 		unlinkat(rec_sess.ringdirfd, name, 0);
 	}
+	rec_ringpool_closed();
 }
 
 void rec_thread_retire(struct rec_thread *t)
