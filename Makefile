@@ -160,6 +160,8 @@ CFLAGS_mcount_plt := -mgeneral-regs-only
 # mcount_args runs before the instrumented function reads its float arguments: no vector
 # register, and no loop turned into a memcpy/memset call (libc's use them)
 CFLAGS_mcount_args := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
+# mcount_read (read= triggers) runs from the entry and exit hooks' filtering paths: the same
+CFLAGS_mcount_read := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
 CFLAGS_mcount_wrap := -fno-builtin
 # prologue relocation for -P: libcapstone's header when configure found it (the library is
 # loaded at run time, only when a function needs it)
@@ -239,6 +241,7 @@ UNIT_EXTRA_test_mcount_filter := $(B)/host/libmcount/mcount_filter.o
 UNIT_EXTRA_test_mcount_argspec := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_argspec.o
 UNIT_EXTRA_test_mcount_dwarf := $(B)/host/libmcount/mcount_dwarf.o
+UNIT_EXTRA_test_mcount_read := $(B)/host/libmcount/mcount_read.o
 UNIT_EXTRA_test_mcount_dynsel := $(B)/host/libmcount/mcount_filter.o \
 	$(B)/host/libmcount/mcount_dynsel.o
 .SECONDEXPANSION:

@@ -95,7 +95,11 @@ static const char usage[] =
 	"  -T, --trigger=PATTERN@ACTION[,ACTION...]  depth=N time=TIME size=N filter notrace\n"
 	"                  trace trace_on trace_off finish recover caller (backtrace hide color=\n"
 	"                  are replay's: accepted, nothing recorded differs; arg fparg retval\n"
-	"                  auto-args go to -A/-R as uftrace's do; read= is not supported)\n"
+	"                  auto-args go to -A/-R as uftrace's do), read=WHAT: proc/statm,\n"
+	"                  page-fault, pmu-cycle, pmu-cache or pmu-branch as events after the\n"
+	"                  entry and their differences before the exit, as uftrace's\n"
+	"  -E, --Event=read:*|diff:*  accepted (the read= events are recorded anyway); any\n"
+	"                  other event (SDT probes, linux:*) is not implemented\n"
 	"  -C, --caller-filter=REGEX  record only the matching functions and their callers\n"
 	"  -H, --hide=REGEX  checked and accepted; as with uftrace record, it changes nothing\n"
 	"                  recorded (give it to uftrace replay)\n"
@@ -1068,6 +1072,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
+		{ "Event", required_argument, NULL, 'E' },
+		{ "event", required_argument, NULL, 'E' },
 		{ "loc-filter", required_argument, NULL, 'L' },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
@@ -1092,7 +1098,7 @@ int cmd_record(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at PROG, whose own options are its business */
-	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:L:", longopts,
+	while ((c = getopt_long(argc, argv, "+:d:hF:N:D:t:T:C:H:Z:A:R:aP:U:p:L:E:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -1132,6 +1138,16 @@ int cmd_record(int argc, char **argv)
 			if (add_filter(c == 'T' ? &fmt.trigger : c == 'C' ? &fmt.caller :
 				       c == 'H' ? &fmt.hide : &fmt.signal, "", optarg) < 0)
 				return CLI_USAGE;
+			break;
+		case 'E':
+			/* uftrace record's -E names events to record: read:* and diff:* are the
+			 * read= triggers' own (recorded with them whatever -E says); the others
+			 * (SDT probes, linux:*) we do not record */
+			if (strncmp(optarg, "read:", 5) && strncmp(optarg, "diff:", 5))
+				return cli_usage_error(usage, "record: -E %s: -E is an option of "
+						       "uftrace record that flightrec record does "
+						       "not implement but for read:* and diff:* (the "
+						       "events of read= triggers)", optarg);
 			break;
 		case 'Z':
 			fmt.min_size = optarg;

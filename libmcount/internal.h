@@ -92,6 +92,7 @@ struct mc_fframe {
 #define MC_FF_TRACE 32	  /* the trace action: written whatever its time */
 #define MC_FF_CALLER 64	  /* a caller filter matched it */
 #define MC_FF_RECOVER 128 /* recover: the frames below got their return addresses back */
+#define MC_FF_READ 256	  /* read=: its entry read what its trigger names (mcount_read.h) */
 
 extern uint32_t mc_max_stack;
 /* what the fast paths may use: mc_max_stack, or 0 without a TSC (the complete hooks then

@@ -622,20 +622,28 @@ static int has_prefix(const char *s, size_t len, const char *word)
 static int parse_action(struct mc_filter_spec *s, size_t i, const char *a, size_t len,
 			enum mc_list_kind kind, char *err, size_t errlen)
 {
-	static const char *const args[] = { "arg", "fparg", "retval", "read=", "auto-args" };
+	static const char *const args[] = { "arg", "fparg", "retval", "auto-args" };
 	struct mc_trigger *tr = &s->tr[i];
 	const char *v = memchr(a, '=', len), *e = a + len;
 	uint32_t filter_only = 0;
 
 	for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
 		if (has_prefix(a, len, args[k])) {
-			mc_err(err, errlen, "'%.*s': argument and read actions are not supported",
+			mc_err(err, errlen, "'%.*s': argument actions are not supported here",
 			       (int)len, a);
 			return -1;
 		}
 	}
 	v = v ? v + 1 : e;
-	if (has_prefix(a, len, "filter") || has_prefix(a, len, "notrace")) {
+	if (has_prefix(a, len, "read=")) {
+		/* uftrace ignores a name it does not know; we say so */
+		uint32_t k = mc_read_kind(v, (size_t)(e - v));
+		if (!k)
+			goto bad_value;
+		filter_only = 1;
+		tr->read |= k;
+		tr->flags |= MC_TR_READ;
+	} else if (has_prefix(a, len, "filter") || has_prefix(a, len, "notrace")) {
 		tr->flags |= MC_TR_FILTER;
 		tr->fmode = a[0] == 'f' || a[0] == 'F' ? MC_FILTER_IN : MC_FILTER_OUT;
 	} else if (has_prefix(a, len, "depth=")) {
@@ -820,6 +828,18 @@ static void trigger_merge(struct mc_trigger *to, const struct mc_trigger *tr)
 		to->time = tr->time;
 	if (tr->flags & MC_TR_SIZE)
 		to->size = tr->size;
+	to->read |= tr->read; /* uftrace's add_trigger ORs the read bits too */
+}
+
+uint32_t mc_read_kind(const char *s, size_t len)
+{
+	static const char *const names[MC_READ_KINDS] = { "proc/statm", "page-fault", "pmu-cycle",
+							  "pmu-cache", "pmu-branch" };
+
+	for (uint32_t i = 0; i < MC_READ_KINDS; i++)
+		if (strlen(names[i]) == len && !memcmp(s, names[i], len))
+			return 1u << i;
+	return 0;
 }
 
 /* pattern i applies in module MOD (mc_filter_trigger_of's numbering) */

@@ -17,8 +17,11 @@
  * actions of one symbol's patterns merge in order (uftrace's add_trigger): -F/-N and -C take
  * the filter actions (filter notrace depth= time= size= caller hide), -T every one we do
  * (those and trace trace_on trace_off finish recover backtrace color=); backtrace, hide and
- * color= change nothing uftrace's libmcount records (they are its replay's), and the
- * argument actions (arg fparg retval auto-args read=) are refused, as are kernel modules.
+ * color= change nothing uftrace's libmcount records (they are its replay's); read=WHAT
+ * (proc/statm page-fault pmu-cycle pmu-cache pmu-branch, uftrace's) records WHAT as an event
+ * after the entry and its difference before the exit (mcount_read.h); the argument actions
+ * (arg fparg retval auto-args) are refused here (FLIGHTREC_TRIGGER's go to -A/-R first,
+ * mc_args_split_trigger), as are kernel modules.
  * "PLT" (any case) names the program's library calls only (uftrace's plt_only).
  *
  * Everything is decided once, at the session start: the patterns are compiled here (our own
@@ -92,7 +95,21 @@ enum {
 	MC_TR_REPLAY = 1 << 10,	  /* backtrace, hide, color=: replay's, nothing here */
 	MC_TR_LOC_IN = 1 << 11,	  /* -L: its source file matches (the last -L pattern) */
 	MC_TR_LOC_OUT = 1 << 12,  /* -L FILE@hide: its source file is hidden */
+	MC_TR_READ = 1 << 13,	  /* read=: mc_trigger.read says what */
 };
+
+/* read=WHAT (uftrace's TRIGGER_READ_*, same bits): what a read action reads */
+enum {
+	MC_READ_PROC_STATM = 1 << 0, /* proc/statm: /proc/self/statm's size, rss, shared */
+	MC_READ_PAGE_FAULT = 1 << 1, /* page-fault: getrusage's major and minor faults */
+	MC_READ_PMU_CYCLE = 1 << 2,  /* pmu-cycle: the thread's cycles and instructions */
+	MC_READ_PMU_CACHE = 1 << 3,  /* pmu-cache: cache references and misses */
+	MC_READ_PMU_BRANCH = 1 << 4, /* pmu-branch: branch instructions and misses */
+	MC_READ_KINDS = 5,
+};
+/* The MC_READ_* bit of read='s value (LEN bytes at S, uftrace's names, case as given), 0 if
+ * it names none */
+uint32_t mc_read_kind(const char *s, size_t len);
 
 struct mc_trigger {
 	uint32_t flags; /* MC_TR_* */
@@ -100,6 +117,8 @@ struct mc_trigger {
 	uint32_t depth; /* MC_TR_DEPTH */
 	uint32_t size;	/* MC_TR_SIZE */
 	uint64_t time;	/* MC_TR_TIME, ns */
+	uint32_t read;	/* MC_TR_READ: MC_READ_* bits */
+	uint32_t pad;
 };
 
 /* Where a list comes from: which actions it may carry and what a bare pattern means */

@@ -27,6 +27,7 @@
 #include "libmcount/mcount_asm.h"
 #include "libmcount/mcount_filter.h"
 #include "libmcount/mcount_args.h"
+#include "libmcount/mcount_read.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -113,6 +114,9 @@ static void mc_filter_flush(struct rec_thread *t, struct mc_thread *mt, uint32_t
 			       mcount_args_capture(t, ff->rec_depth, ip, ff->start, regs, stack) :
 			       mc_args_write_held(t, i, ff->rec_depth, ip, ff->start))))
 			mc_record_at(t, UFTRACE_ENTRY, ff->rec_depth, ip, ff->start);
+		/* read=: its values right after its entry (uftrace's record_ret_stack) */
+		if (unlikely(ff->flags & MC_FF_READ))
+			mc_read_write_entry(t, i, ff->start);
 		ff->flags |= MC_FF_WRITTEN;
 	}
 }
@@ -216,6 +220,11 @@ static int mc_filter_enter(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 	if (flags & MC_FF_NORECORD)
 		return 1;
 	fs->rec_depth++;
+	if (unlikely(trf & MC_TR_READ) && mc_tracing_on) {
+		/* read= (uftrace reads only while tracing is on), before a flush writes it */
+		mc_read_enter(t, d, r->tr.read);
+		ff->flags |= MC_FF_READ;
+	}
 	if (!mc_tracing_on) {
 		ff->flags |= MC_FF_DISABLED;
 		if (fs->enable_cached)
@@ -285,6 +294,9 @@ static void mc_filter_exit(struct rec_thread *t, struct mc_thread *mt, uint32_t 
 			return;
 	}
 	mc_filter_flush(t, mt, d, NULL, NULL);
+	/* read=: the differences since its entry, before its exit */
+	if (unlikely(ff->flags & MC_FF_READ))
+		mc_read_exit(t, d, now, 1);
 	/* -R: with its return value if it has a spec and returned (rv) */
 	if (!(mc_args_on && rv && mc_args_exit(t, ff->rec_depth, mt->rstack[d].child_ip, now, rv)))
 		mc_record_at(t, UFTRACE_EXIT, ff->rec_depth, mt->rstack[d].child_ip, now);
@@ -788,6 +800,8 @@ void mc_thread_exit(struct rec_thread *t)
 	}
 	if (mc_args_on)
 		mc_args_thread_exit();
+	if (mc_fconf.active)
+		mc_read_thread_exit();
 	if (t->busy || !mt->depth)
 		return;
 	/* the frames are gone (the thread was cancelled, its stack unwound to start_thread):

@@ -7,7 +7,7 @@
  * last matching pattern decides); the address-range table the hooks search (aliases,
  * overlaps, bounds, uftrace's filter mode); the -t time syntax; uftrace's trigger actions
  * (FUNC@ACTION,..., what each list kind takes, merged per symbol as uftrace's add_trigger,
- * PATTERN@MODULE) and --signal's SIG@ACTION.
+ * PATTERN@MODULE), read=WHAT and --signal's SIG@ACTION.
  */
 #include <signal.h>
 #include <setjmp.h>
@@ -308,7 +308,10 @@ static void test_triggers(void **state)
 		    { "f@retval", MC_LIST_TRIGGER, "argument" },
 		    { "f@fparg1", MC_LIST_TRIGGER, "argument" },
 		    { "f@auto-args", MC_LIST_TRIGGER, "argument" },
-		    { "f@read=proc/statm", MC_LIST_TRIGGER, "read" },
+		    { "f@read=proc/stat", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@read=", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@read=Page-Fault", MC_LIST_TRIGGER, "invalid value" },
+		    { "f@read=proc/statm", MC_LIST_FILTER, "trigger action" },
 		    { "f@trace_on", MC_LIST_FILTER, "trigger action" },
 		    { "f@finish", MC_LIST_CALLER, "trigger action" },
 		    { "f", MC_LIST_TRIGGER, "needs an action" },
@@ -326,6 +329,45 @@ static void test_triggers(void **state)
 		if (!strstr(err, bad[i].why))
 			fail_msg("'%s': \"%s\", want \"%s\"", bad[i].list, err, bad[i].why);
 	}
+}
+
+/* read=WHAT: uftrace's five names, its TRIGGER_READ_* bits, ORed where patterns merge */
+static void test_read_action(void **state)
+{
+	struct mc_trigger tr;
+	char err[300];
+
+	(void)state;
+	assert_int_equal(mc_read_kind("proc/statm", 10), MC_READ_PROC_STATM);
+	assert_int_equal(mc_read_kind("page-fault", 10), MC_READ_PAGE_FAULT);
+	assert_int_equal(mc_read_kind("pmu-cycle", 9), MC_READ_PMU_CYCLE);
+	assert_int_equal(mc_read_kind("pmu-cache", 9), MC_READ_PMU_CACHE);
+	assert_int_equal(mc_read_kind("pmu-branch", 10), MC_READ_PMU_BRANCH);
+	assert_int_equal(mc_read_kind("proc/statm", 9), 0);
+	assert_int_equal(mc_read_kind("pmu", 3), 0);
+	/* uftrace's TRIGGER_READ_* values (utils/filter.h) */
+	assert_int_equal(MC_READ_PROC_STATM | MC_READ_PAGE_FAULT << 4 | MC_READ_PMU_CYCLE << 8 |
+				 MC_READ_PMU_CACHE << 12 | MC_READ_PMU_BRANCH << 16,
+			 0x1 | 0x2 << 4 | 0x4 << 8 | 0x8 << 12 | 0x10 << 16);
+
+	spec.n = 0;
+	if (mc_filter_parse_more(&spec, "b@read=proc/statm,depth=2;^(a|b)$@READ=page-fault;"
+				 "c@read=pmu-cycle,read=pmu-branch",
+				 MC_LIST_TRIGGER, 0, err, sizeof(err)) < 0)
+		fail_msg("refused: %s", err);
+	assert_int_equal(spec.n, 3);
+	assert_int_equal(spec.tr[0].flags, MC_TR_READ | MC_TR_DEPTH);
+	assert_int_equal(spec.tr[0].read, MC_READ_PROC_STATM);
+	assert_int_equal(spec.tr[1].read, MC_READ_PAGE_FAULT);
+	assert_int_equal(spec.tr[2].read, MC_READ_PMU_CYCLE | MC_READ_PMU_BRANCH);
+	/* merged per symbol: b gets both reads and the depth */
+	assert_int_equal(mc_filter_trigger_of(&spec, "b", -1, &tr), 1);
+	assert_int_equal(tr.flags, MC_TR_READ | MC_TR_DEPTH);
+	assert_int_equal(tr.read, MC_READ_PROC_STATM | MC_READ_PAGE_FAULT);
+	assert_int_equal(tr.depth, 2);
+	assert_int_equal(mc_filter_trigger_of(&spec, "a", -1, &tr), 1);
+	assert_int_equal(tr.read, MC_READ_PAGE_FAULT);
+	assert_int_equal(mc_filter_trigger_of(&spec, "main", -1, &tr), 0);
 }
 
 static void test_signals(void **state)
@@ -480,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_triggers),
+		cmocka_unit_test(test_read_action),
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_loc),
