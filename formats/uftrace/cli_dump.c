@@ -9,7 +9,8 @@
  *   == records <tid>.dat    one line per record:
  *        <sec.nsec> <tid> <type> depth=<d> addr=0x<hex> [<symbol>] [payload=<n>
  *        [args=(<v>, ...) | retval=<v>]]
- *      LOST records end in "count=<n>" instead of addr, EVENT records in "id=<n>".
+ *      LOST records end in "count=<n>" instead of addr, EVENT records in "id=<n>" (a
+ *      read=/diff: event with its name and values after its payload size).
  *
  * The directory is opened leniently: dump prints what it can read, runs the per-thread rules
  * alongside, and if anything is broken prints the first broken rule on stderr at the end and
@@ -183,6 +184,10 @@ static void print_record(struct ufr_data *d, const struct ufr_thread *t, const s
 		if ((r->type == UFR_ENTRY || r->type == UFR_EXIT) &&
 		    ufr_args_format(d, t, r, vals, sizeof(vals)) == 0)
 			printf(r->type == UFR_ENTRY ? " args=(%s)" : " retval=%s", vals);
+		/* read= triggers' events: their name and values, as uftrace dump shows them */
+		if (r->type == UFR_EVENT &&
+		    ufr_event_format(r, d->info.hdr.endian == 2, vals, sizeof(vals)) == 0)
+			printf(" %s", vals);
 	}
 	putchar_unlocked('\n');
 }

@@ -25,6 +25,8 @@
 #include "formats/uftrace/read_uftrace.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,49 @@ const char *ufr_rec_type_name(unsigned type)
 	static const char *const names[] = { "entry", "exit", "lost", "event" };
 
 	return names[type & 3];
+}
+
+int ufr_event_format(const struct ufr_rec *rec, bool big, char *out, size_t len)
+{
+	/* uftrace 0.13's EVENT_ID_READ_* / EVENT_ID_DIFF_* (100001 on) and utils/event.c's
+	 * field names and units */
+	static const struct {
+		const char *name, *unit;
+		const char *field[3];
+	} kinds[] = {
+		{ "proc/statm", "KB", { "vmsize", "vmrss", "shared" } },
+		{ "page-fault", "", { "major", "minor", NULL } },
+		{ "pmu-cycle", "", { "cycles", "instructions", NULL } },
+		{ "pmu-cache", "", { "refers", "misses", NULL } },
+		{ "pmu-branch", "", { "branch", "misses", NULL } },
+	};
+	/* id - 100001: the kind and whether it is a diff */
+	static const uint8_t kind_of[10] = { 0, 1, 0, 1, 2, 2, 3, 3, 4, 4 };
+	static const uint8_t diff_of[10] = { 0, 0, 1, 1, 0, 1, 0, 1, 0, 1 };
+	size_t n = 0, nv, used;
+	unsigned k, diff;
+
+	if (len)
+		out[0] = '\0';
+	if (rec->type != UFR_EVENT || rec->addr < 100001 || rec->addr > 100010 || !rec->more ||
+	    rec->payload_len < 2)
+		return -1;
+	k = kind_of[rec->addr - 100001];
+	diff = diff_of[rec->addr - 100001];
+	nv = kinds[k].field[2] ? 3 : 2;
+	if (rd_get16(rec->payload, big) != nv * 8 || rec->payload_len < 2 + nv * 8)
+		return -1;
+	used = (size_t)snprintf(out, len, "%s:%s", diff ? "diff" : "read", kinds[k].name);
+	for (size_t i = 0; i < nv && used < len; i++) {
+		uint64_t v = rd_get64(rec->payload + 2 + 8 * i, big);
+
+		n = diff ? (size_t)snprintf(out + used, len - used, " %s=%+" PRId64 "%s",
+					    kinds[k].field[i], (int64_t)v, kinds[k].unit) :
+			   (size_t)snprintf(out + used, len - used, " %s=%" PRIu64 "%s",
+					    kinds[k].field[i], v, kinds[k].unit);
+		used += n;
+	}
+	return used < len ? 0 : -1;
 }
 
 void ufr_dat_iter_mem(struct ufr_dat_iter *it, const void *buf, size_t len, const char *file,

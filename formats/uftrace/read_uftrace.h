@@ -263,6 +263,11 @@ struct ufr_rec {
 /* decode 16 raw bytes (BIG: the trace is big-endian) */
 void ufr_rec_decode(const uint8_t raw[UFR_RECORD_SIZE], bool big, struct ufr_rec *rec);
 const char *ufr_rec_type_name(unsigned type);
+/* An EVENT record of uftrace's builtin read=/diff: events (ids 100001-100010, as its
+ * dump shows them): "read:proc/statm vmsize=20944KB vmrss=5364KB shared=4896KB" (a diff:
+ * event's values signed, "+0KB") into OUT; 0, or -1 for any other id or a payload of another
+ * size (OUT then empty). BIG: the trace is big-endian. */
+int ufr_event_format(const struct ufr_rec *rec, bool big, char *out, size_t len);
 
 /*
  * Size of an ENTRY/EXIT argument payload: given the record and the bytes that follow it,

@@ -1378,6 +1378,56 @@ static void test_mem_event_payload(void **state)
 	assert_int_equal(err.offset, 0);
 }
 
+/* read=/diff: events named and their values shown as uftrace dump shows them (a diff's
+ * signed); any other id, or a payload of another size, is not */
+static void test_event_format(void **state)
+{
+	unsigned char buf[16 + 32];
+	uint64_t t = 100, w, v[3] = { 20944, 5364, 4896 };
+	struct ufr_dat_iter it;
+	struct ufr_rec rec;
+	struct rd_error err;
+	char out[200];
+	static const struct {
+		uint64_t id;
+		unsigned n;
+		const char *want;
+	} cases[] = {
+		{ 100001, 3, "read:proc/statm vmsize=20944KB vmrss=5364KB shared=4896KB" },
+		{ 100003, 3, "diff:proc/statm vmsize=+20944KB vmrss=-4KB shared=+4896KB" },
+		{ 100002, 2, "read:page-fault major=20944 minor=5364" },
+		{ 100004, 2, "diff:page-fault major=+20944 minor=-4" },
+		{ 100005, 2, "read:pmu-cycle cycles=20944 instructions=5364" },
+		{ 100008, 2, "diff:pmu-cache refers=+20944 misses=-4" },
+		{ 100009, 2, "read:pmu-branch branch=20944 misses=5364" },
+		{ 100011, 2, NULL }, /* EVENT_ID_WATCH_CPU: not a read= event */
+		{ 100002, 3, NULL }, /* page-fault with statm's size */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint16_t size = (uint16_t)(cases[i].n * 8);
+
+		v[1] = strncmp(cases[i].want ? cases[i].want : "", "diff", 4) ? 5364 : (uint64_t)-4;
+		w = rec_word(3, 1, 5, 0, cases[i].id);
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &t, 8);
+		memcpy(buf + 8, &w, 8);
+		memcpy(buf + 16, &size, 2);
+		memcpy(buf + 18, v, size);
+		rd_error_clear(&err);
+		ufr_dat_iter_mem(&it, buf, 16 + ((size + 2 + 7) & ~7u), "mem", false, 0);
+		assert_int_equal(ufr_dat_next(&it, &rec, &err), 1);
+		if (cases[i].want) {
+			assert_int_equal(ufr_event_format(&rec, false, out, sizeof(out)), 0);
+			assert_string_equal(out, cases[i].want);
+		} else {
+			assert_int_equal(ufr_event_format(&rec, false, out, sizeof(out)), -1);
+			assert_string_equal(out, "");
+		}
+	}
+}
+
 static void test_rtstats(void **state)
 {
 	static const char good[] = "pid=4024\nppid=4023\nexe=/tmp/x\nformat=uftrace\nthreads=2\n"
@@ -1572,6 +1622,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_minimal),
+		cmocka_unit_test(test_event_format),
 		cmocka_unit_test(test_golden_sample),
 		cmocka_unit_test(test_golden_copies_match),
 		cmocka_unit_test(test_info_bad_magic),
