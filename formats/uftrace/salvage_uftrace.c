@@ -125,7 +125,8 @@ static int ufs_next_like(const uint8_t *p, uint64_t last)
 
 /* records of one chunk's bytes: count them, note their first and last time. An ENTRY or EXIT
  * with the `more` bit (-A/-R) is followed by its payload, a multiple of 8 bytes: the next
- * record is looked for 8 bytes at a time. */
+ * record is looked for 8 bytes at a time. An EVENT with it (libmcount's read= triggers) says
+ * its payload's size: a u16, then the data, padded to 8. */
 static void ufs_scan(struct rec_salvage_ring *r, const uint8_t *p, size_t len)
 {
 	for (size_t off = 0; off + sizeof(struct uftrace_record) <= len;) {
@@ -141,6 +142,8 @@ static void ufs_scan(struct rec_salvage_ring *r, const uint8_t *p, size_t len)
 		if ((rec.word & 4) && (rec.word & 3) <= UFTRACE_EXIT)
 			while (off + sizeof(rec) <= len && !ufs_next_like(p + off, rec.time))
 				off += 8;
+		if ((rec.word & 4) && (rec.word & 3) == UFTRACE_EVENT && off + 2 <= len)
+			off += ((size_t)(p[off] | p[off + 1] << 8) + 2 + 7) & ~(size_t)7;
 	}
 }
 
