@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -95,12 +94,13 @@ static void mc_rd_zero(void *p, size_t n)
 		d[i] = 0;
 }
 
-/* /proc/self/statm in KB (uftrace keeps it so) */
+/* /proc/self/statm in KB (uftrace keeps it so); it counts pages, 4 KiB on x86-64 (no libc
+ * call here to ask: getauxval and sysconf may use vector registers) */
 static int mc_rd_statm(uint64_t *v)
 {
 	char buf[128];
 	long fd, n;
-	uint64_t kb = getauxval(AT_PAGESZ) / 1024;
+	const uint64_t kb = 4;
 
 	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -110,7 +110,7 @@ static int mc_rd_statm(uint64_t *v)
 	if (n <= 0 || mc_read_parse_statm(buf, (size_t)n, v) < 0)
 		return -1;
 	for (int i = 0; i < 3; i++)
-		v[i] *= kb ? kb : 4;
+		v[i] *= kb;
 	return 0;
 }
 
