@@ -8,7 +8,8 @@
  *   <exe>.sym      open_session: the executable's functions (old format, sorted); a library
  *                  a front end records loaded with the program gets its own
  *                  (uftrace_note_module), a dlopen'ed one with its DLOP line
- *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child, DLOP at a
+ *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child (and at
+ *                  open_thread of a vfork child's state, rec_thread.h), DLOP at a
  *                  dlopen (uftrace_note_dlopen); each line
  *                  is one O_APPEND write, so processes sharing the directory never interleave
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
@@ -405,6 +406,14 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
 	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	if (t->vfork_pid) {
+		/* a vfork child (rec_thread.h): a process of its own, as uftrace's setup_vfork
+		 * says it (its FORK messages) */
+		n = rec_snprintf(line, sizeof(line), "FORK timestamp=%s pid=%d ppid=%d\n", ts,
+				 (int)t->vfork_pid, (int)s->pid);
+		uftrace_append_task(line, n);
+		return 0;
+	}
 	n = rec_snprintf(line, sizeof(line), "TASK timestamp=%s tid=%d pid=%d\n", ts, (int)t->tid,
 			 (int)s->pid);
 	uftrace_append_task(line, n);
@@ -486,7 +495,11 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 			};
 			(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
 		}
-		rec_room_trim(t->sink_fd);
+		/* a vfork child's file is its next image's too, which may be appending right now:
+		 * a trim (fstat, then truncate to that size) could cut what it wrote between
+		 * them; that image trims it at its own close */
+		if (!t->vfork_pid)
+			rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}
