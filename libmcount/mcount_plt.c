@@ -263,6 +263,27 @@ static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
 	return NULL;
 }
 
+/* mc_plt_entry of a setjmp or vfork call (flags) */
+static __attribute__((noinline)) uintptr_t mc_plt_entry_special(uintptr_t *ret_loc,
+								 struct mc_plt_mod *m, uintptr_t idx,
+								 uint8_t flags, const uintptr_t *regs,
+								 uintptr_t target)
+{
+	int saved;
+
+	/* a vfork by a vfork child: not traced (see the top) */
+	if ((flags & MC_PLT_VFORK) && rec_vfork_pid)
+		return target;
+	saved = errno;
+	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
+	if (flags & MC_PLT_SETJMP)
+		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
+	else
+		mc_plt_vfork(ret_loc);
+	errno = saved;
+	return target;
+}
+
 /*
  * The hooker's C half: ret_loc is the caller's return-address slot, idx the reloc index, id
  * the module's GOT[1], regs the argument registers as SAVE_ARGS saved them (the -pg
@@ -275,6 +296,7 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 {
 	struct mc_plt_mod *m = mc_plt_by_id(id);
 	uintptr_t target;
+	uint8_t flags;
 	int saved;
 
 	*resolver = m && m->resolver ? m->resolver : mc_plt_any_resolver;
@@ -283,19 +305,18 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	target = m->resolved[idx];
-	if ((m->flags[idx] & MC_PLT_SKIP) ||
-	    unlikely((m->flags[idx] & MC_PLT_VFORK) && rec_vfork_pid))
+	flags = m->flags[idx];
+	if (flags & MC_PLT_SKIP)
 		return target;
 	if (unlikely(!target)) {
 		mc_plt_pend_mod = m;
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
+	/* the special ones (setjmp, vfork) apart: one test on the way of every other call */
+	if (unlikely(flags & (MC_PLT_SETJMP | MC_PLT_VFORK)))
+		return mc_plt_entry_special(ret_loc, m, idx, flags, regs, target);
 	saved = errno;
 	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
-	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
-		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
-	if (unlikely(m->flags[idx] & MC_PLT_VFORK))
-		mc_plt_vfork(ret_loc);
 	errno = saved;
 	return target;
 }
