@@ -783,6 +783,11 @@ __thread pid_t rec_vfork_pid __attribute__((tls_model("initial-exec")));
 static __thread struct rec_thread *rec_vfork_parent __attribute__((tls_model("initial-exec")));
 static __thread struct rec_thread *rec_vfork_child __attribute__((tls_model("initial-exec")));
 
+int rec_vfork_in_child(void)
+{
+	return rec_vfork_pid && getpid() != rec_vfork_pid;
+}
+
 void rec_vfork_enter(void)
 {
 	struct rec_thread *t = rec_self;
@@ -804,7 +809,10 @@ static struct rec_thread *rec_vfork_attach(struct rec_thread *parent)
 {
 	struct rec_thread *t;
 
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
+	/* the session's descriptors as the parent left them (the child has changed none yet);
+	 * if they are not ours, it records nothing of its own (rec_session_fds_check) */
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    rec_session_fds_check() < 0)
 		return NULL;
 	t = mmap(NULL, parent->alloc_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
@@ -880,12 +888,18 @@ void rec_vfork_child_end(void)
 	if (!rec_vfork_pid || !c || rec_self != c || getpid() == rec_vfork_pid)
 		return;
 	rec_chunk_publish(c);
+	rec_self = rec_vfork_parent;
+	/* a child that closed or replaced the session's descriptors (before an exec, to hand
+	 * the next image its own) leaves its chunks to the parent's flusher, which writes them
+	 * once the parent runs again: later in the file than the next image's, perhaps, never
+	 * into a file of the child's */
+	if (rec_session_fds_check() < 0)
+		return;
 	/* one drainer at a time: the flusher may be writing this ring's chunks right now */
 	while (__atomic_exchange_n(&c->drain_lock, 1, __ATOMIC_ACQUIRE))
 		rec_sleep_us(50);
 	rec_thread_drain(c, 0);
 	__atomic_store_n(&c->drain_lock, 0, __ATOMIC_RELEASE);
-	rec_self = rec_vfork_parent;
 }
 
 void rec_vfork_child_resume(void)

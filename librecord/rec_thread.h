@@ -194,6 +194,8 @@ void rec_vfork_enter(void);
 void rec_vfork_return(void);
 void rec_vfork_child_end(void);
 void rec_vfork_child_resume(void);
+/* Is this the vfork child of a vfork rec_vfork_enter saw (slow paths: a getpid then)? */
+int rec_vfork_in_child(void);
 
 #pragma GCC visibility pop
 

@@ -7,7 +7,8 @@
  * deep back to a setjmp (uftrace shows the setjmp returning again), then more calls.
  * Argument "vfork": a vfork child that calls getpid, then execs this program again with
  * "vfork-child" (which only calls lc_after); "vfork-exit": one that calls getpid and
- * _exit(7). The child's records are its own (uftrace's t011_vforkexec), the parent's vfork
+ * _exit(7); "vfork-closefds": one that closes every descriptor above 2 (close_range, as a
+ * spawner does to hand the next image only its own) before getpid and the exec. The child's records are its own (uftrace's t011_vforkexec), the parent's vfork
  * returns once in its own stream.
  * Built with -DLC_NEST (the libcall/nest cases), it also calls liblcnest.so's lc_lib_work,
  * whose own library calls only --nest-libcall records.
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,8 +126,10 @@ int main(int argc, char **argv)
 		pid_t pid = vfork();
 
 		if (pid == 0) {
+			if (!strcmp(argv[1], "vfork-closefds"))
+				syscall(SYS_close_range, 3, ~0U, 0);
 			getpid();
-			if (!strcmp(argv[1], "vfork"))
+			if (strcmp(argv[1], "vfork-exit"))
 				execl(argv[0], argv[0], "vfork-child", (char *)NULL);
 			_exit(7);
 		}
