@@ -1344,9 +1344,9 @@ int cmd_record(int argc, char **argv)
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
 	     fmt.retval || fmt.auto_args || fmt.srcline || fmt.with_syms) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack), -A/-R/-a, --srcline and --with-syms are for the mcount "
-			"hook (-pg, "
-			"-finstrument-functions); the %s runtime does not take them",
+			"--signal --max-stack), -A/-R/-a, --srcline and --with-syms are for the "
+			"mcount hook (-pg, -finstrument-functions); the %s runtime does not take "
+			"them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;
 	}

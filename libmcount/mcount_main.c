@@ -94,8 +94,8 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
  * records as this one does: --no-libcall, --nest-libcall, the record-time filters and
- * triggers, -P/-U, -A/-R/-a and --with-syms (uftrace's libmcount hands its UFTRACE_* variables on the same
- * way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
+ * triggers, -P/-U, -A/-R/-a and --with-syms (uftrace's libmcount hands its UFTRACE_*
+ * variables on the same way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
 static const char *const mc_exec_env[] = {
 	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
 	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",

@@ -264,10 +264,9 @@ static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
 }
 
 /* mc_plt_entry of a setjmp or vfork call (flags) */
-static __attribute__((noinline)) uintptr_t mc_plt_entry_special(uintptr_t *ret_loc,
-								 struct mc_plt_mod *m, uintptr_t idx,
-								 uint8_t flags, const uintptr_t *regs,
-								 uintptr_t target)
+static __attribute__((noinline)) uintptr_t
+mc_plt_entry_special(uintptr_t *ret_loc, struct mc_plt_mod *m, uintptr_t idx, uint8_t flags,
+		     const uintptr_t *regs, uintptr_t target)
 {
 	int saved;
 

@@ -206,7 +206,8 @@ static int uftrace_copy_symfile(void *arg, const char *name)
 		return 0;
 	out = rec_open_write(c->to, name, O_TRUNC);
 	if (out >= 0) {
-		while ((n = read(in, buf, sizeof(buf))) > 0 && rec_write_all(out, buf, (size_t)n) == 0)
+		while ((n = read(in, buf, sizeof(buf))) > 0 &&
+		       rec_write_all(out, buf, (size_t)n) == 0)
 			;
 		close(out);
 	}

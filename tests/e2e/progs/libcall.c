@@ -8,8 +8,9 @@
  * Argument "vfork": a vfork child that calls getpid, then execs this program again with
  * "vfork-child" (which only calls lc_after); "vfork-exit": one that calls getpid and
  * _exit(7); "vfork-closefds": one that closes every descriptor above 2 (close_range, as a
- * spawner does to hand the next image only its own) before getpid and the exec. The child's records are its own (uftrace's t011_vforkexec), the parent's vfork
- * returns once in its own stream.
+ * spawner does to hand the next image only its own) before getpid and the exec. The child's
+ * records are its own (uftrace's t011_vforkexec), the parent's vfork returns once in its own
+ * stream.
  * Built with -DLC_NEST (the libcall/nest cases), it also calls liblcnest.so's lc_lib_work,
  * whose own library calls only --nest-libcall records.
  */
