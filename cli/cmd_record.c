@@ -70,7 +70,7 @@ static const char usage[] =
 	"                        [--tp-max-frames=N] [-F REGEX]... [-N REGEX]... [-D N]\n"
 	"                        [-t TIME] [--match=regex|glob] [-A SPEC]... [-R SPEC]...\n"
 	"                        [--no-libcall] [--nest-libcall] [--no-pltbind] [--srcline]\n"
-	"                        [-L FILE[@hide]]...\n"
+	"                        [-L FILE[@hide]]... [--with-syms=DIR]\n"
 	"                        [--] PROG [ARGS...]\n"
 	"       flightrec record -p PID [--duration T] [-d DIR] [mcount hook options]\n"
 	"  Run PROG with the recording runtime LD_PRELOADed and write its trace to DIR.\n"
@@ -126,6 +126,10 @@ static const char usage[] =
 	"  --demangle=HOW  the C++ names the patterns see: simple (uftrace's: no parameters,\n"
 	"                  template arguments or return type; the default), full (as c++filt\n"
 	"                  prints them) or no (mangled) (FLIGHTREC_DEMANGLE)\n"
+	"  --with-syms=DIR  the functions of each module are those of DIR/<module>.sym (the\n"
+	"                  trace of an earlier record, e.g. of PROG before it was stripped): the\n"
+	"                  patterns resolve names from them, and DIR's .sym and .dbg files are\n"
+	"                  the trace's symbol files (FLIGHTREC_WITH_SYMS, an absolute path)\n"
 	"Library calls (mcount hook, uftrace format): every call the program makes through its\n"
 	"PLT is recorded, as uftrace records it, unless:\n"
 	"  --no-libcall    do not record library calls (FLIGHTREC_NO_LIBCALL=1)\n"
@@ -296,6 +300,7 @@ struct record_fmt {
 	bool auto_args;         /* -a/--auto-args */
 	bool srcline;           /* --srcline */
 	const char *demangle;   /* --demangle: no, simple, full */
+	char *with_syms;        /* --with-syms: DIR, absolute, malloc'ed */
 	char *loc;              /* -L, ';'-joined, "!FILE" for FILE@hide, malloc'ed */
 };
 
@@ -323,6 +328,7 @@ static int setup_format_env(const struct record_fmt *f)
 	    (f->auto_args && setenv("FLIGHTREC_AUTO_ARGS", "1", 1) < 0) ||
 	    (f->srcline && setenv("FLIGHTREC_SRCLINE", "1", 1) < 0) ||
 	    (f->demangle && setenv("FLIGHTREC_DEMANGLE", f->demangle, 1) < 0) ||
+	    (f->with_syms && setenv("FLIGHTREC_WITH_SYMS", f->with_syms, 1) < 0) ||
 	    (f->loc && setenv("FLIGHTREC_LOC_FILTER", f->loc, 1) < 0)) {
 		cli_err("setenv:");
 		return -1;
@@ -850,6 +856,9 @@ static int check_filters(const struct record_fmt *f)
 	if (f->auto_args && f->format && strcmp(f->format, "uftrace"))
 		return cli_usage_error(usage, "record: -a/--auto-args is recorded in the uftrace "
 				       "format only, not --format=%s", f->format);
+	if (f->with_syms && f->format && strcmp(f->format, "uftrace"))
+		return cli_usage_error(usage, "record: --with-syms names uftrace .sym files: the "
+				       "uftrace format only, not --format=%s", f->format);
 	if (f->srcline && f->format && strcmp(f->format, "uftrace"))
 		return cli_usage_error(usage, "record: --srcline is recorded in the uftrace "
 				       "format only, not --format=%s", f->format);
@@ -890,7 +899,7 @@ static int unknown_option(const char *arg, int shopt)
 		"no-sched", "no-sched-preempt", "list-event", "run-cmd", "opt-file", "keep-pid",
 		"S", "script", "event-full", "l", "libname",
 		"no-randomize-addr", "W", "watch", "loc-filter-warning",
-		"clock", "e", "estimate-return", "with-syms", "g", "agent",
+		"clock", "e", "estimate-return", "g", "agent",
 		"p", "pid", "libmcount-path", "library-path", "no-pager", "color",
 	};
 	char name[64] = "";
@@ -1040,7 +1049,7 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 
 enum { OPT_HOOK = 256, OPT_FORMAT, OPT_TRACEPOINT, OPT_TP_STACK, OPT_TP_MAX_FRAMES, OPT_MATCH,
        OPT_DISABLE, OPT_SIGNAL, OPT_MAX_STACK, OPT_UFTRACE_ONLY, OPT_NO_LIBCALL, OPT_NEST_LIBCALL,
-       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE, OPT_DEMANGLE };
+       OPT_NO_PLTBIND, OPT_DURATION, OPT_SRCLINE, OPT_DEMANGLE, OPT_WITH_SYMS };
 
 int cmd_record(int argc, char **argv)
 {
@@ -1074,6 +1083,7 @@ int cmd_record(int argc, char **argv)
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "Event", required_argument, NULL, 'E' },
 		{ "event", required_argument, NULL, 'E' },
+		{ "with-syms", required_argument, NULL, OPT_WITH_SYMS },
 		{ "loc-filter", required_argument, NULL, 'L' },
 		{ "argument", required_argument, NULL, 'A' },
 		{ "retval", required_argument, NULL, 'R' },
@@ -1215,6 +1225,17 @@ int cmd_record(int argc, char **argv)
 						       optarg);
 			fmt.demangle = optarg;
 			break;
+		case OPT_WITH_SYMS: {
+			struct stat st;
+
+			/* absolute: the program may chdir, and its exec'ed images get it too */
+			free(fmt.with_syms);
+			fmt.with_syms = realpath(optarg, NULL);
+			if (!fmt.with_syms || stat(fmt.with_syms, &st) < 0 || !S_ISDIR(st.st_mode))
+				return cli_usage_error(usage, "record: --with-syms: %s is not a "
+						       "directory", optarg);
+			break;
+		}
 		case OPT_HOOK:
 			kind = hook_from_name(optarg);
 			if (kind == HOOK_NONE)
@@ -1337,10 +1358,11 @@ int cmd_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if ((any_filter(&fmt) || fmt.match || fmt.hide || fmt.max_stack || fmt.args ||
-	     fmt.retval || fmt.auto_args || fmt.srcline) && kind != HOOK_MCOUNT) {
+	     fmt.retval || fmt.auto_args || fmt.srcline || fmt.with_syms) && kind != HOOK_MCOUNT) {
 		cli_err("%s: the filters and triggers (-F -N -T -C -H -D -t -Z --match --disable "
-			"--signal --max-stack), -A/-R/-a and --srcline are for the mcount hook (-pg, "
-			"-finstrument-functions); the %s runtime does not take them",
+			"--signal --max-stack), -A/-R/-a, --srcline and --with-syms are for the "
+			"mcount hook (-pg, -finstrument-functions); the %s runtime does not take "
+			"them",
 			prog, hook_runtime_name(kind));
 		return CLI_USAGE;
 	}

@@ -17,6 +17,7 @@
 #include "formats/xcode/fn_decode.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "librecord/rec_elf.h"
+#include "librecord/rec_symtab.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -29,6 +30,9 @@ static void mc_configured(const struct rec_config *cfg)
 
 	/* uftrace's depth field has 10 bits: deeper frames could not be told apart */
 	mc_max_stack = cfg->max_stack > UFTRACE_DEPTH_MAX + 1 ? UFTRACE_DEPTH_MAX + 1 : cfg->max_stack;
+	/* --with-syms DIR: the patterns resolve names from DIR's .sym files (uftrace's
+	 * UFTRACE_SYMBOL_DIR), the sink copies them into the trace */
+	rec_symtab_set_symdir(rec_getenv("FLIGHTREC_WITH_SYMS"));
 	rec_frontend_self_storage.thread_size =
 		sizeof(struct mc_thread) + (size_t)mc_max_stack * sizeof(struct mc_frame);
 }
@@ -90,14 +94,14 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
  * records as this one does: --no-libcall, --nest-libcall, the record-time filters and
- * triggers, -P/-U and -A/-R/-a (uftrace's libmcount hands its UFTRACE_* variables on the same
- * way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
+ * triggers, -P/-U, -A/-R/-a and --with-syms (uftrace's libmcount hands its UFTRACE_*
+ * variables on the same way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
 static const char *const mc_exec_env[] = {
 	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
 	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",
 	"FLIGHTREC_SIGNAL", "FLIGHTREC_MIN_SIZE", "FLIGHTREC_MAX_STACK", "FLIGHTREC_DISABLED",
 	"FLIGHTREC_PATCH", "FLIGHTREC_UNPATCH", "FLIGHTREC_ARGUMENT", "FLIGHTREC_RETVAL",
-	"FLIGHTREC_AUTO_ARGS", "FLIGHTREC_DEMANGLE",
+	"FLIGHTREC_AUTO_ARGS", "FLIGHTREC_DEMANGLE", "FLIGHTREC_WITH_SYMS",
 	NULL
 };
 

@@ -27,8 +27,15 @@
  *  - a GOT in RELRO (-z now) is written only at setup, under a temporary mprotect: every slot
  *    is resolved then, so the return path never writes it;
  *  - calls that are not traced (uftrace's list: our own hooks, __libc_start_main, the C++
- *    unwinding entry points; and vfork: its child returns through the parent's slot) jump
- *    through without a frame: their GOT slot keeps the resolved address after the first call;
+ *    unwinding entry points) jump through without a frame: their GOT slot keeps the resolved
+ *    address after the first call;
+ *  - vfork (uftrace's prepare_vfork/setup_vfork/restore_vfork): traced; the child returns
+ *    first through the hijacked slot (glibc's vfork keeps the return address in a register
+ *    across the call, so both processes return through mc_plt_return), and gets a thread
+ *    state of its own there (rec_vfork_return, librecord/rec_thread.h): its `} vfork` and
+ *    what it calls before exec are its records, under its tid, on a copy of the parent's
+ *    frames; the parent's own return puts the parent's state back, untouched, and writes
+ *    the parent's exit of vfork. A vfork by a vfork child is not traced;
  *  - setjmp (uftrace's way, which its replay expects): traced, so the jmp_buf keeps the
  *    hijacked return (mc_plt_return); the call is remembered per thread (mc_plt_jmps: the
  *    jmp_buf, slot, depth). A longjmp to that jmp_buf (mcount_wrap.c) ends the frames it skips
@@ -76,6 +83,7 @@ struct mc_plt_mod {
 };
 #define MC_PLT_SKIP   1 /* not traced */
 #define MC_PLT_SETJMP 2 /* the setjmp family */
+#define MC_PLT_VFORK 4	/* vfork (see the top) */
 
 /* the thread's setjmp calls traced (a ring, newest replaces the oldest or its own jmp_buf) */
 #define MC_PLT_JMPS 8
@@ -120,7 +128,6 @@ static int mc_plt_special(const char *name)
 		"__cxa_finalize",
 		"__gxx_personality_v0",
 		"_Unwind_Resume",
-		"vfork",
 	};
 	static const char *const setjmps[] = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"};
 
@@ -130,6 +137,8 @@ static int mc_plt_special(const char *name)
 	for (size_t i = 0; i < sizeof(setjmps) / sizeof(setjmps[0]); i++)
 		if (!strcmp(name, setjmps[i]))
 			return MC_PLT_SETJMP;
+	if (!strcmp(name, "vfork"))
+		return MC_PLT_VFORK;
 	return 0;
 }
 
@@ -166,6 +175,21 @@ static void mc_plt_setjmp(uintptr_t env, uintptr_t *slot)
 		j->rec_depth = ff->rec_depth;
 		j->written = (ff->flags & (MC_FF_WRITTEN | MC_FF_NORECORD)) == MC_FF_WRITTEN;
 	}
+}
+
+/* a vfork call: its frame the thread's newest, its return hijacked (else neither process
+ * comes back through us, and both go on with this state, as before) */
+static void mc_plt_vfork(uintptr_t *slot)
+{
+	struct rec_thread *t = rec_self;
+	struct mc_thread *mt;
+
+	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+		return;
+	mt = mc_thread_of(t);
+	if (mt->depth && mt->rstack[mt->depth - 1].parent_loc == slot &&
+	    mt->rstack[mt->depth - 1].kind == MC_FRAME_PLT)
+		rec_vfork_enter();
 }
 
 int mc_plt_setjmp_known(const void *env)
@@ -239,6 +263,26 @@ static struct mc_plt_mod *mc_plt_by_id(uintptr_t id)
 	return NULL;
 }
 
+/* mc_plt_entry of a setjmp or vfork call (flags) */
+static __attribute__((noinline)) uintptr_t
+mc_plt_entry_special(uintptr_t *ret_loc, struct mc_plt_mod *m, uintptr_t idx, uint8_t flags,
+		     const uintptr_t *regs, uintptr_t target)
+{
+	int saved;
+
+	/* a vfork by a vfork child: not traced (see the top) */
+	if ((flags & MC_PLT_VFORK) && rec_vfork_pid)
+		return target;
+	saved = errno;
+	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
+	if (flags & MC_PLT_SETJMP)
+		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
+	else
+		mc_plt_vfork(ret_loc);
+	errno = saved;
+	return target;
+}
+
 /*
  * The hooker's C half: ret_loc is the caller's return-address slot, idx the reloc index, id
  * the module's GOT[1], regs the argument registers as SAVE_ARGS saved them (the -pg
@@ -251,6 +295,7 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 {
 	struct mc_plt_mod *m = mc_plt_by_id(id);
 	uintptr_t target;
+	uint8_t flags;
 	int saved;
 
 	*resolver = m && m->resolver ? m->resolver : mc_plt_any_resolver;
@@ -259,16 +304,18 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	target = m->resolved[idx];
-	if (m->flags[idx] & MC_PLT_SKIP)
+	flags = m->flags[idx];
+	if (flags & MC_PLT_SKIP)
 		return target;
 	if (unlikely(!target)) {
 		mc_plt_pend_mod = m;
 		mc_plt_pend_idx = (uint32_t)idx;
 	}
+	/* the special ones (setjmp, vfork) apart: one test on the way of every other call */
+	if (unlikely(flags & (MC_PLT_SETJMP | MC_PLT_VFORK)))
+		return mc_plt_entry_special(ret_loc, m, idx, flags, regs, target);
 	saved = errno;
 	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
-	if (unlikely(m->flags[idx] & MC_PLT_SETJMP))
-		mc_plt_setjmp(regs[MC_SAVED_RDI], ret_loc);
 	errno = saved;
 	return target;
 }
@@ -276,11 +323,15 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 /* mc_plt_return's C half: sp as it arrived. Returns the real return address. */
 uintptr_t mc_plt_exit(uintptr_t *sp)
 {
-	struct mc_plt_jmp *j = mc_plt_landing(sp);
+	struct mc_plt_jmp *j;
 	uintptr_t ip, ret;
 	uint32_t n;
 	int saved = errno;
 
+	/* a vfork pending on this thread: which process returns, and with whose state */
+	if (unlikely(rec_vfork_pid))
+		rec_vfork_return();
+	j = mc_plt_landing(sp);
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	if (unlikely(j)) {

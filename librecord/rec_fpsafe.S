@@ -32,6 +32,9 @@
 
 	FPSAFE_THUNK rec_thread_get_slow_fpsafe, rec_thread_get_slow
 	FPSAFE_THUNK rec_reserve_slow_fpsafe, rec_reserve_slow
+	/* vfork's call and returns (getpid, the child's attach), from the PLT hooks */
+	FPSAFE_THUNK rec_vfork_enter_fpsafe, rec_vfork_enter
+	FPSAFE_THUNK rec_vfork_return_fpsafe, rec_vfork_return
 	/* rec_tp_thread_stack (libc: pthread_getattr_np), called from a tracepoint hook */
 	FPSAFE_THUNK rec_tp_thread_stack_fpsafe, rec_tp_thread_stack
 

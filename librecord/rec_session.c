@@ -362,6 +362,11 @@ int rec_session_fds_check(void)
 	live_ok = rec_sess.livefd < 0 || rec_fd_is(rec_sess.livefd, &rec_sess.live_id);
 	if (dir_ok && ring_ok && live_ok)
 		return 0;
+	/* a vfork child (rec_thread.h) shares rec_sess with its parent but has a table of its
+	 * own: numbers reopened here would be wrong in the parent's, and a dup onto ours would
+	 * take the child's own descriptors away. Checked only: the caller writes nothing then */
+	if (rec_vfork_in_child())
+		return dir_ok && ring_ok ? 0 : -1;
 	/* one thread reopens; another that finds it busy does without (its write fails and is
 	 * counted), it never waits: finish may run in a fatal signal's handler */
 	if (__atomic_exchange_n(&rec_sess.fds_busy, 1, __ATOMIC_ACQUIRE))

@@ -48,7 +48,9 @@ struct rec_frontend {
 	int (*check)(char *why, size_t len);
 	/* optional: called when the session is set up (clock calibrated), before it records */
 	void (*started)(void);
-	/* optional: called in a fork child with the forking thread's new and old state */
+	/* optional: called in a fork child with the forking thread's new and old state; and in
+	 * a vfork child with the state it gets of its own and the parent's (rec_vfork_*), which
+	 * it must copy, never change: the parent goes on with it */
 	void (*fork_thread)(struct rec_thread *child, const struct rec_thread *parent);
 	/* optional: the other formats this front end can write, NULL-terminated; FLIGHTREC_FORMAT
 	 * picks one by its sink's name before `configured` runs (which finds it in

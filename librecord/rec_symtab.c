@@ -11,10 +11,13 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define REC_SYMTAB_MAX_MODULES 1024
@@ -24,6 +27,8 @@ static size_t rec_nmods;
 static pthread_mutex_t rec_symtab_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long rec_symtab_adds; /* dlpi_adds at the last scan */
 static uint32_t rec_symtab_next_id = 1;
+
+static int rec_module_read_symfile(struct rec_module *m, const char *path, uint64_t load_base);
 
 static int rec_sym_cmp(const void *a, const void *b)
 {
@@ -49,6 +54,8 @@ static void rec_module_read(struct rec_module *m, const char *path)
 	if (rec_elf_map_open(path, &em) < 0)
 		return;
 	m->is_dyn = ((const Elf64_Ehdr *)em.p)->e_type == ET_DYN;
+	if (rec_module_read_symfile(m, path, em.load_base) == 0)
+		goto out;
 	rec_snprintf(m->path, sizeof(m->path), "%s", path);
 	tab = rec_elf_map_symtab(&em);
 	m->syms = rec_mem_grow(NULL, (tab->nsyms ? tab->nsyms : 1) * sizeof(*m->syms));
@@ -84,6 +91,121 @@ static void rec_module_read(struct rec_module *m, const char *path)
 	rec_sort(m->syms, cnt, sizeof(*m->syms), rec_sym_cmp);
 out:
 	rec_elf_map_close(&em);
+}
+
+/* --with-syms (rec_symtab_set_symdir): the directory of an earlier trace, or NULL */
+static const char *rec_symdir;
+
+void rec_symtab_set_symdir(const char *dir)
+{
+	rec_symdir = dir && *dir ? dir : NULL;
+}
+
+static int rec_hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* One symbol of a .sym file's text p[0 .. n): "<hex addr> <type> <name>". The function
+ * lines (T t W w, as uftrace's reader takes them) added to m at base + addr; every line
+ * closes the function before it (the format's "ends where the next line starts"). */
+static int rec_symfile_line(struct rec_module *m, const char *p, size_t n, uintptr_t base,
+			    size_t *pool, size_t *poolcap, size_t *cap)
+{
+	uint64_t addr = 0;
+	size_t i = 0, len;
+	char type;
+
+	while (i < n && rec_hex(p[i]) >= 0)
+		addr = addr << 4 | (uint64_t)rec_hex(p[i++]);
+	if (i == 0 || i + 3 > n || p[i] != ' ' || p[i + 2] != ' ')
+		return 0; /* a header ("# symbols:") or a line that is not a symbol */
+	type = p[i + 1];
+	p += i + 3;
+	len = n - i - 3;
+	if (m->nsyms && !m->syms[m->nsyms - 1].size && base + addr > m->syms[m->nsyms - 1].addr) {
+		uint64_t sz = base + addr - m->syms[m->nsyms - 1].addr;
+		m->syms[m->nsyms - 1].size = sz > UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
+	}
+	if ((type != 'T' && type != 't' && type != 'W' && type != 'w') || !len)
+		return 0;
+	if (m->nsyms == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct rec_sym *ns = rec_mem_grow(m->syms, ncap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		m->syms = ns;
+		*cap = ncap;
+	}
+	if (*pool + len + 1 > *poolcap) {
+		size_t ncap = (*poolcap ? *poolcap * 2 : 16384) + len + 1;
+		char *np = rec_mem_grow(m->names, ncap);
+		if (!np)
+			return -1;
+		m->names = np;
+		*poolcap = ncap;
+	}
+	memcpy(m->names + *pool, p, len);
+	m->names[*pool + len] = '\0';
+	m->syms[m->nsyms] = (struct rec_sym){ .addr = base + (uintptr_t)addr,
+					      .name = (uint32_t)*pool,
+					      .global = type == 'T' || type == 'W' };
+	*pool += len + 1;
+	m->nsyms++;
+	return 0;
+}
+
+/*
+ * uftrace record --with-syms DIR: the functions of the module at path are those of
+ * DIR/<file name>.sym, a .sym file an earlier record wrote (of the same program before it
+ * was stripped), as uftrace's libmcount reads them (UFTRACE_SYMBOL_DIR): addresses relative
+ * to the module's first PT_LOAD, page-aligned. 0 when m holds them; -1 (m untouched but for
+ * is_dyn): no such file, or no function in it, and the ELF file's are read instead.
+ */
+static int rec_module_read_symfile(struct rec_module *m, const char *path, uint64_t load_base)
+{
+	const char *base = strrchr(path, '/');
+	char file[PATH_MAX];
+	size_t pool = 0, poolcap = 0, cap = 0, size;
+	struct stat st;
+	const char *text;
+	int fd;
+
+	if (!rec_symdir)
+		return -1;
+	rec_snprintf(file, sizeof(file), "%s/%s.sym", rec_symdir, base ? base + 1 : path);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		close(fd);
+		return -1;
+	}
+	size = (size_t)st.st_size;
+	text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (text == MAP_FAILED)
+		return -1;
+	for (size_t at = 0; at < size;) {
+		const char *nl = memchr(text + at, '\n', size - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : size - at;
+
+		if (rec_symfile_line(m, text + at, n, m->bias + load_base, &pool, &poolcap, &cap) <
+		    0)
+			break;
+		at += n + 1;
+	}
+	munmap((void *)text, size);
+	if (!m->nsyms) {
+		rec_symtab_free_module(m);
+		return -1;
+	}
+	rec_snprintf(m->path, sizeof(m->path), "%s", path);
+	rec_sort(m->syms, m->nsyms, sizeof(*m->syms), rec_sym_cmp);
+	return 0;
 }
 
 int rec_symtab_read_module(struct rec_module *m, const char *path)

@@ -66,6 +66,10 @@ struct rec_sym *rec_symtab_by_id(uint32_t id, const struct rec_module **mod);
  * keeps). 0, or -1 when the file cannot be read. rec_symtab_free_module gives it back. */
 int rec_symtab_read_module(struct rec_module *m, const char *path);
 void rec_symtab_free_module(struct rec_module *m);
+/* uftrace record --with-syms DIR (libmcount's FLIGHTREC_WITH_SYMS), before the first load:
+ * a module whose DIR/<file name>.sym holds functions gets those instead of its ELF file's
+ * (an earlier trace's, of the program before it was stripped). NULL or "": none. */
+void rec_symtab_set_symdir(const char *dir);
 /* Forget everything (unit tests). */
 void rec_symtab_reset(void);
 

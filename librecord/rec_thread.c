@@ -772,3 +772,140 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 	munmap(old, old->alloc_size);
 	return t;
 }
+
+/*
+ * vfork (rec_thread.h). State in the forking thread's TLS, which the child shares while the
+ * parent waits: the parent's pid and state, set at the call; the child's state once it has
+ * one; whether the child set it aside for an exec. Only the forking thread and its vfork
+ * child ever see them, one at a time (the parent is stopped until the child execs or dies).
+ */
+__thread pid_t rec_vfork_pid __attribute__((tls_model("initial-exec")));
+static __thread struct rec_thread *rec_vfork_parent __attribute__((tls_model("initial-exec")));
+static __thread struct rec_thread *rec_vfork_child __attribute__((tls_model("initial-exec")));
+
+int rec_vfork_in_child(void)
+{
+	return rec_vfork_pid && getpid() != rec_vfork_pid;
+}
+
+void rec_vfork_enter(void)
+{
+	struct rec_thread *t = rec_self;
+
+	/* a vfork made by a vfork child, or by a thread with no state: nothing to keep apart */
+	if (rec_vfork_pid || (uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+		return;
+	rec_vfork_parent = t;
+	rec_vfork_child = NULL;
+	rec_vfork_pid = getpid();
+}
+
+/* The child's own state, a thread of this session as far as the flusher and the sink go
+ * (the sink writes what a fork child's thread gets: uftrace's FORK line), with the parent's
+ * front-end state (its frames: their returns are hijacked on the stack the child shares).
+ * No TSD and no thread is made here: the parent's TSD is the parent's, and a vfork child
+ * must not create threads. NULL if it cannot have one. */
+static struct rec_thread *rec_vfork_attach(struct rec_thread *parent)
+{
+	struct rec_thread *t;
+
+	/* the session's descriptors as the parent left them (the child has changed none yet);
+	 * if they are not ours, it records nothing of its own (rec_session_fds_check) */
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
+	    rec_session_fds_check() < 0)
+		return NULL;
+	t = mmap(NULL, parent->alloc_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (t == MAP_FAILED)
+		return NULL;
+	t->alloc_size = parent->alloc_size;
+	t->tid = rec_gettid();
+	t->pid = rec_sess.pid; /* its ring is named, and pooled, as this process's */
+	t->vfork_pid = t->tid;
+	t->ring_fd = -1;
+	t->sink_fd = t->sink_id_fd = -1;
+	/* in the child's own descriptor table (rec_fd_call runs it here: the helper is the
+	 * parent's), a copy of the parent's */
+	if (rec_fd_call(rec_thread_attach_fds, t) != 0)
+		goto fail;
+	rec_chunk_take(t, 0);
+	if (rec_sess.fe->fork_thread)
+		rec_sess.fe->fork_thread(t, parent);
+	pthread_mutex_lock(&rec_sess.lock);
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
+		pthread_mutex_unlock(&rec_sess.lock);
+		rec_fd_call(rec_ring_destroy_fds, t);
+		goto fail;
+	}
+	t->next = rec_sess.threads;
+	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
+	rec_sess.nthreads++;
+	pthread_mutex_unlock(&rec_sess.lock);
+	return t;
+fail:
+	munmap(t, t->alloc_size);
+	return NULL;
+}
+
+void rec_vfork_return(void)
+{
+	pid_t pid = getpid();
+	struct rec_thread *c = rec_vfork_child;
+
+	if (pid == rec_vfork_pid) {
+		/* the parent, back: the child has exec'ed or died; what it left in its ring the
+		 * flusher writes and closes, as for any thread that ended */
+		rec_self = rec_vfork_parent;
+		rec_vfork_pid = 0;
+		rec_vfork_child = rec_vfork_parent = NULL;
+		if (c) {
+			__atomic_store_n(&c->exited, 1, __ATOMIC_RELEASE);
+			rec_flusher_wake();
+		}
+		return;
+	}
+	if (c)
+		return; /* the child, which has its own state already */
+	/* the child's first return (vfork's own). A hook nested in the attach sees OFF and
+	 * records nothing. Without a state of its own (no memory, no ring) the child goes on
+	 * with the parent's, as it did before vfork was handled at all. */
+	rec_self = REC_THREAD_OFF;
+	c = rec_vfork_attach(rec_vfork_parent);
+	rec_self = c ? c : rec_vfork_parent;
+	rec_vfork_child = c;
+	if (!c)
+		rec_vfork_pid = 0;
+}
+
+/* Before an exec or _exit of the vfork child: its records written now, in order before the
+ * next image's (which appends to the same <tid>.dat), and the parent's state back in the
+ * TLS, since a successful exec never returns. The state stays open: the parent ends it when
+ * it runs again, and a failed exec takes it up again. */
+void rec_vfork_child_end(void)
+{
+	struct rec_thread *c = rec_vfork_child;
+
+	if (!rec_vfork_pid || !c || rec_self != c || getpid() == rec_vfork_pid)
+		return;
+	rec_chunk_publish(c);
+	rec_self = rec_vfork_parent;
+	/* a child that closed or replaced the session's descriptors (before an exec, to hand
+	 * the next image its own) leaves its chunks to the parent's flusher, which writes them
+	 * once the parent runs again: later in the file than the next image's, perhaps, never
+	 * into a file of the child's */
+	if (rec_session_fds_check() < 0)
+		return;
+	/* one drainer at a time: the flusher may be writing this ring's chunks right now */
+	while (__atomic_exchange_n(&c->drain_lock, 1, __ATOMIC_ACQUIRE))
+		rec_sleep_us(50);
+	rec_thread_drain(c, 0);
+	__atomic_store_n(&c->drain_lock, 0, __ATOMIC_RELEASE);
+}
+
+void rec_vfork_child_resume(void)
+{
+	struct rec_thread *c = rec_vfork_child;
+
+	if (rec_vfork_pid && c && rec_self == rec_vfork_parent && getpid() != rec_vfork_pid)
+		rec_self = c;
+}

@@ -73,6 +73,7 @@ struct rec_thread {
 	/* --- identity and sink --- */
 	pid_t tid;
 	pid_t pid;
+	pid_t vfork_pid;           /* a vfork child's own state (rec_vfork_*): its pid, else 0 */
 	int sink_fd;               /* a sink's per-thread file, -1 if none */
 	struct rec_fd_id sink_id;  /* ... what it named when first seen (rec_thread_sink_fd_ok) */
 	int sink_id_fd;            /* the sink_fd sink_id is of, -1 if none */
@@ -170,6 +171,31 @@ static inline void rec_count_lost(struct rec_thread *t, enum rec_lost_kind kind,
 
 /* Events lost because the thread was already closed (no state to count them in). */
 void rec_count_lost_dead(uint64_t n);
+
+/*
+ * vfork (rec_thread.c): the child runs on the forking thread's memory, TLS and stack until
+ * it execs or exits, so with the thread's own state it would record into the parent's ring
+ * under the parent's tid, and leave its frames on the parent's shadow stack. A front end
+ * that sees the vfork call, and whose return it catches in both processes, calls
+ * rec_vfork_enter at the call (this thread's state is the parent's); while rec_vfork_pid is
+ * set, each return it catches calls rec_vfork_return first: in the child, the first one
+ * gives the child a state of its own (a copy of the parent's front-end state through
+ * fork_thread, a ring, the child's tid); in the parent, the return puts the parent's back
+ * and ends the child's. The exec and _exit wrappers write the child's records before the
+ * next image appends to the same <tid>.dat (rec_vfork_child_end) and take them up again
+ * if the exec fails (rec_vfork_child_resume).
+ */
+extern __thread pid_t rec_vfork_pid __attribute__((tls_model("initial-exec")));
+#ifdef REC_HOOK_FPSAFE
+#define rec_vfork_enter rec_vfork_enter_fpsafe
+#define rec_vfork_return rec_vfork_return_fpsafe
+#endif
+void rec_vfork_enter(void);
+void rec_vfork_return(void);
+void rec_vfork_child_end(void);
+void rec_vfork_child_resume(void);
+/* Is this the vfork child of a vfork rec_vfork_enter saw (slow paths: a getpid then)? */
+int rec_vfork_in_child(void);
 
 #pragma GCC visibility pop
 

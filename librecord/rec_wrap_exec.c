@@ -12,8 +12,10 @@
  *
  * What "written" means is the front end's (rec_frontend.image_end): by default the session is
  * finished, if it is this process's (a vfork child shares our memory and our session: it
- * writes nothing, the parent does). A front end may keep something alive through the exec
- * (exec_keep, exec_failed: Cacheray's trace descriptor).
+ * writes nothing, the parent does; but a vfork child that has a thread state of its own
+ * writes its records first, see rec_thread.h, and takes them up again if the exec fails).
+ * A front end may keep something alive through the exec (exec_keep, exec_failed: Cacheray's
+ * trace descriptor).
  *
  * An exec that fails returns to a program whose trace is finished: everything it does after
  * would be lost. So an exec that cannot succeed because there is no executable file to run
@@ -86,6 +88,8 @@ static void *rec_wrap_real(void **slot, const char *name)
 
 static void rec_wrap_image_end(void)
 {
+	/* a vfork child with a state of its own: its records before the next image's */
+	rec_vfork_child_end();
 	if (rec_frontend_self->image_end) {
 		rec_frontend_self->image_end();
 		return;
@@ -200,6 +204,7 @@ static int rec_wrap_before_exec(void)
 
 static void rec_wrap_exec_failed(int cookie)
 {
+	rec_vfork_child_resume();
 	if (rec_frontend_self->exec_failed)
 		rec_frontend_self->exec_failed(cookie);
 }

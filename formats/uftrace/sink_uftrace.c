@@ -7,8 +7,11 @@
  *                  its first mapping, end of its last) plus the [stack] line uftrace needs
  *   <exe>.sym      open_session: the executable's functions (old format, sorted); a library
  *                  a front end records loaded with the program gets its own
- *                  (uftrace_note_module), a dlopen'ed one with its DLOP line
- *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child, DLOP at a
+ *                  (uftrace_note_module), a dlopen'ed one with its DLOP line. With
+ *                  FLIGHTREC_WITH_SYMS=DIR (uftrace record --with-syms), none of these:
+ *                  DIR's *.sym and *.dbg files are copied at open_session instead
+ *   task.txt       SESS at open_session, TASK at open_thread, FORK in a fork child (and at
+ *                  open_thread of a vfork child's state, rec_thread.h), DLOP at a
  *                  dlopen (uftrace_note_dlopen); each line
  *                  is one O_APPEND write, so processes sharing the directory never interleave
  *   <tid>.dat      the chunks' records verbatim, a LOST record before a chunk (or at close)
@@ -174,12 +177,68 @@ static size_t uftrace_stamp(char *buf, size_t size, uint64_t ns)
 			    (unsigned long long)(ns % 1000000000ull));
 }
 
+/* uftrace record --with-syms DIR (FLIGHTREC_WITH_SYMS): the symbol files are DIR's, none of
+ * our own (uftrace's write_symbol_files copies DIR's .sym and .dbg files instead of saving any) */
+static const char *uftrace_symdir(void)
+{
+	const char *d = rec_getenv("FLIGHTREC_WITH_SYMS");
+
+	return d && *d ? d : NULL;
+}
+
+struct uftrace_symcopy {
+	int from, to;
+};
+
+/* DIR's NAME into the trace, if it is a .sym or .dbg file (0: go on with the walk) */
+static int uftrace_copy_symfile(void *arg, const char *name)
+{
+	const struct uftrace_symcopy *c = arg;
+	size_t len = strlen(name);
+	char buf[8192];
+	ssize_t n;
+	int in, out;
+
+	if (len < 5 || (strcmp(name + len - 4, ".sym") && strcmp(name + len - 4, ".dbg")))
+		return 0;
+	in = openat(c->from, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0)
+		return 0;
+	out = rec_open_write(c->to, name, O_TRUNC);
+	if (out >= 0) {
+		while ((n = read(in, buf, sizeof(buf))) > 0 &&
+		       rec_write_all(out, buf, (size_t)n) == 0)
+			;
+		close(out);
+	}
+	close(in);
+	return 0;
+}
+
+static void uftrace_copy_symdir(struct rec_session *s, const char *dir)
+{
+	struct uftrace_symcopy c = { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), s->dirfd };
+	struct stat a, b;
+
+	if (c.from < 0) {
+		rec_warn("--with-syms %s: cannot open it (the trace has no symbol files):", dir);
+		return;
+	}
+	/* the trace's own directory: its files are the ones wanted already */
+	if (fstat(c.from, &a) == 0 && fstat(s->dirfd, &b) == 0 &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		rec_dir_each(c.from, "", 0, uftrace_copy_symfile, &c);
+	close(c.from);
+}
+
 /* PATH's functions as <last component of PATH>.sym, where readers look a module up */
 static void uftrace_write_module_sym(int dirfd, const char *path)
 {
 	char symname[REC_PATH_MAX];
 	const char *base = strrchr(path, '/');
 
+	if (uftrace_symdir())
+		return; /* DIR's, copied at the session's start */
 	rec_snprintf(symname, sizeof(symname), "%s.sym", base ? base + 1 : path);
 	if (uftrace_sym_write(dirfd, path, symname) < 0)
 		rec_debug("no symbols written for %s (uftrace reads the ELF file instead)", path);
@@ -238,7 +297,10 @@ static int uftrace_open_session(struct rec_session *s)
 	n = rec_snprintf(line, sizeof(line), "SESS timestamp=%s pid=%d sid=%s exename=\"%s\"\n", ts,
 			 (int)s->pid, s->sid, s->exe);
 	uftrace_append_task(line, n);
-	uftrace_write_module_sym(s->dirfd, s->exe);
+	if (uftrace_symdir())
+		uftrace_copy_symdir(s, uftrace_symdir());
+	else
+		uftrace_write_module_sym(s->dirfd, s->exe);
 	uftrace_save_spec(s);
 	return 0;
 }
@@ -405,6 +467,14 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
 	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	if (t->vfork_pid) {
+		/* a vfork child (rec_thread.h): a process of its own, as uftrace's setup_vfork
+		 * says it (its FORK messages) */
+		n = rec_snprintf(line, sizeof(line), "FORK timestamp=%s pid=%d ppid=%d\n", ts,
+				 (int)t->vfork_pid, (int)s->pid);
+		uftrace_append_task(line, n);
+		return 0;
+	}
 	n = rec_snprintf(line, sizeof(line), "TASK timestamp=%s tid=%d pid=%d\n", ts, (int)t->tid,
 			 (int)s->pid);
 	uftrace_append_task(line, n);
@@ -486,7 +556,11 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 			};
 			(void)rec_append_whole(t->sink_fd, &lost, sizeof(lost)); /* no torn record */
 		}
-		rec_room_trim(t->sink_fd);
+		/* a vfork child's file is its next image's too, which may be appending right now:
+		 * a trim (fstat, then truncate to that size) could cut what it wrote between
+		 * them; that image trims it at its own close */
+		if (!t->vfork_pid)
+			rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}

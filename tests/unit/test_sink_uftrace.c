@@ -6,7 +6,8 @@
  * thread-safe, or hold a lock at a fatal signal. This binary
  * defines malloc, calloc, realloc and free itself, forwarding to glibc's, and counts the
  * calls made while a test has them armed. Also the malloc-free helpers they use (rec_util.h):
- * rec_sort against qsort, rec_mem_grow, rec_lines_next, rec_ctime_utc against gmtime.
+ * rec_sort against qsort, rec_mem_grow, rec_lines_next, rec_ctime_utc against gmtime. And the
+ * symbol table taken from an earlier trace's .sym files (--with-syms).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,6 +268,52 @@ static void test_symtab_load(void **state)
 	rec_symtab_reset();
 }
 
+/* --with-syms (FLIGHTREC_WITH_SYMS): a module whose DIR/<file name>.sym holds functions has
+ * those, at the first PT_LOAD page + the file's address, each ended by the next line; read
+ * without malloc too */
+static void test_symtab_symdir(void **state)
+{
+	const struct rec_module *m = NULL;
+	const struct rec_sym *sym;
+	char dir[256], path[1024], text[1024];
+	uintptr_t off;
+	const char *base;
+	int fd;
+
+	(void)state;
+	assert_int_equal(rec_symtab_load(), 0);
+	assert_non_null(rec_symtab_find((uintptr_t)&test_symtab_symdir, &m));
+	off = (uintptr_t)&test_symtab_symdir - (m->lo & ~(uintptr_t)0xfff);
+	base = strrchr(m->path, '/');
+	base = base ? base + 1 : m->path;
+	unit_tmpdir_make(dir, sizeof(dir), "test_sink_uftrace", false);
+	snprintf(path, sizeof(path), "%s/%s.sym", dir, base);
+	/* a header, a data line and a function, ended by a marker 24 bytes on */
+	snprintf(text, sizeof(text),
+		 "# symbols: 2\n# path name: %s\n%016lx d some_data\n%016lx T renamed_fn\n"
+		 "%016lx ? __func_end\n",
+		 m->path, (unsigned long)off - 8, (unsigned long)off, (unsigned long)off + 24);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	rec_symtab_reset();
+
+	rec_symtab_set_symdir(dir);
+	arm();
+	assert_int_equal(rec_symtab_load(), 0);
+	sym = rec_symtab_find((uintptr_t)&test_symtab_symdir + 4, &m);
+	assert_int_equal(disarm(), 0);
+	assert_non_null(sym);
+	assert_string_equal(rec_symtab_name(m, sym), "renamed_fn");
+	assert_int_equal(sym->size, 24);
+	assert_int_equal(m->nsyms, 1); /* the data line and the marker are not functions */
+	rec_symtab_set_symdir(NULL);
+	rec_symtab_reset();
+	unlink(path);
+	unit_tmpdir_remove(dir);
+}
+
 /* --- the helpers ------------------------------------------------------------------------- */
 
 static int cmp_int(const void *a, const void *b)
@@ -351,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_elf_map_reads_in_place),
 		cmocka_unit_test(test_elf_plt),
 		cmocka_unit_test(test_symtab_load),
+		cmocka_unit_test(test_symtab_symdir),
 		cmocka_unit_test(test_sort_and_mem),
 		cmocka_unit_test(test_lines_and_date),
 	};

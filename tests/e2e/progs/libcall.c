@@ -5,6 +5,12 @@
  * Argument "exit": main ends in exit(3) under two of its own frames (a call that never
  * returns: its frames stay open in both traces). Argument "longjmp": a longjmp two frames
  * deep back to a setjmp (uftrace shows the setjmp returning again), then more calls.
+ * Argument "vfork": a vfork child that calls getpid, then execs this program again with
+ * "vfork-child" (which only calls lc_after); "vfork-exit": one that calls getpid and
+ * _exit(7); "vfork-closefds": one that closes every descriptor above 2 (close_range, as a
+ * spawner does to hand the next image only its own) before getpid and the exec. The child's
+ * records are its own (uftrace's t011_vforkexec), the parent's vfork returns once in its own
+ * stream.
  * Built with -DLC_NEST (the libcall/nest cases), it also calls liblcnest.so's lc_lib_work,
  * whose own library calls only --nest-libcall records.
  */
@@ -13,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "e2e.h"
@@ -80,6 +88,8 @@ int main(int argc, char **argv)
 	pthread_t t;
 	int s = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "vfork-child"))
+		return lc_after(argc) == 0;
 	for (int i = 0; i < 2; i++)
 		s += lc_fill(16 + i);
 	/* the thread runs alone: its lines do not interleave with main's */
@@ -111,6 +121,21 @@ int main(int argc, char **argv)
 			lc_jump_deep(7);
 		else
 			printf("%d\n", lc_after(s));
+	}
+	if (argc > 1 && !strncmp(argv[1], "vfork", 5)) {
+		int status = 0;
+		pid_t pid = vfork();
+
+		if (pid == 0) {
+			if (!strcmp(argv[1], "vfork-closefds"))
+				syscall(SYS_close_range, 3, ~0U, 0);
+			getpid();
+			if (strcmp(argv[1], "vfork-exit"))
+				execl(argv[0], argv[0], "vfork-child", (char *)NULL);
+			_exit(7);
+		}
+		waitpid(pid, &status, 0);
+		printf("child: %d\n", WEXITSTATUS(status));
 	}
 	return 0;
 }
