@@ -969,6 +969,16 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		cli_err("record -p %d: %s", (int)pid, why);
 		return CLI_USAGE;
 	}
+	/* an XRay program calling no hook: its functions are those of its sleds, patched as
+	 * -P . patches them (the executable's) */
+	if (!patching && a.nhooks == 0 && a.xray) {
+		dyn_patch = strdup(".");
+		if (!dyn_patch) {
+			cli_err("out of memory");
+			return CLI_USAGE;
+		}
+		a.patching = patching = 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = attach_on_signal; /* no SA_RESTART: the sleeps below end early */
 	sigemptyset(&sa.sa_mask);
