@@ -817,12 +817,14 @@ static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, ch
 }
 
 /*
- * A test's hook (tests/e2e/run, the attach cases that move threads): FLIGHTREC_TEST_ATTACH_STEP=WHEN:LO-HI (hex)
- * or WHEN:anon single-steps the stopped threads, one after the other, until one stands in
- * [LO, HI) (or in an anonymous executable mapping: a -P stub) at WHEN ("attach": before -P
- * patches, "detach": before the sites are put back), so that the moves those places need,
- * which a stop lands on too rarely to be tested by chance, are made. Says which thread
- * stepped where on stderr. Nothing without the variable.
+ * A test's hook (tests/e2e/run, the attach cases that move threads):
+ * FLIGHTREC_TEST_ATTACH_STEP=WHEN:LO-HI (hex) or WHEN:anon single-steps the stopped threads
+ * in turn until one stands in [LO, HI) (or in an anonymous executable mapping: a -P stub) at
+ * WHEN ("attach": before -P patches, "detach": before the sites are put back), so that the
+ * moves those places need, which a stop lands on too rarely to be tested by chance, are
+ * made. A thread in or at a system call is not stepped (a blocking one would leave its
+ * step's trap pending). Says which thread stepped where on stderr. Nothing without the
+ * variable.
  */
 static bool at_in_anon_exec(pid_t pid, uint64_t ip)
 {
