@@ -239,8 +239,7 @@ static int at_each_module(pid_t pid, int (*fn)(void *, const char *, uint64_t), 
 }
 
 /* section NAME of the file: its address (the file's) and size; 0, or -1 if none */
-static int at_section(const struct rec_elf_map *m, const char *name, uint64_t *addr,
-		      uint64_t *size)
+static int at_section(const struct rec_elf_map *m, const char *name, uint64_t *addr, uint64_t *size)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
 	const Elf64_Shdr *sh, *str;
@@ -287,8 +286,8 @@ static uint64_t at_local_sym(const struct rec_elf_map *m, const char *name)
  */
 static void at_scan_xray(struct attach *a, const struct rec_elf_map *m, uint64_t bias)
 {
-	static const uint8_t sled[11] = { 0xeb, 0x09, 0x66, 0x0f, 0x1f, 0x84,
-					  0x00, 0x00, 0x02, 0x00, 0x00 };
+	static const uint8_t sled[11] = {0xeb, 0x09, 0x66, 0x0f, 0x1f, 0x84,
+					 0x00, 0x00, 0x02, 0x00, 0x00};
 	uint64_t addr, size, fn = 0, busy = 0;
 	uint64_t handler = at_local_sym(m, "_ZN6__xray19XRayPatchedFunctionE");
 	uint64_t patching = at_local_sym(m, "_ZN6__xray12XRayPatchingE");
@@ -432,8 +431,10 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char
 		goto out;
 	}
 	if (a->xray_own && (patching || (a->nhooks == 0 && a->xray))) {
-		snprintf(why, len, "process %d patches its own XRay sleds (its XRay runtime's "
-			 "__xray_patch, a handler set): they are left alone", (int)pid);
+		snprintf(why, len,
+			 "process %d patches its own XRay sleds (its XRay runtime's "
+			 "__xray_patch, a handler set): they are left alone",
+			 (int)pid);
 		goto out;
 	}
 	if (a->nhooks == 0 && !patching && !a->xray) {
@@ -903,7 +904,8 @@ static void at_test_step(struct attach *a, const char *when)
 				continue;
 			}
 			if (anon ? at_in_anon_exec(a->pid, r.rip) : r.rip >= lo && r.rip < hi) {
-				fprintf(stderr, "flightrec: test: thread %d stepped to %#llx (%s)\n",
+				fprintf(stderr,
+					"flightrec: test: thread %d stepped to %#llx (%s)\n",
 					(int)tid, (unsigned long long)r.rip, when);
 				return;
 			}
@@ -1167,14 +1169,14 @@ static int at_unhook(struct attach *a, pid_t tid)
 			memset(&th[k], 0, sizeof(th[k]));
 			th[k].inside = 1; /* unknown: left alone */
 			if (ptrace(PTRACE_GETREGS, a->th[k].tid, 0, &r) == 0)
-				th[k] = (struct at_th){ r.fs_base, r.rip, r.rsp,
-							r.rip >= lo && r.rip < hi };
+				th[k] = (struct at_th){r.fs_base, r.rip, r.rsp,
+						       r.rip >= lo && r.rip < hi};
 		}
 		if (at_save(tid, &saved) < 0)
 			return 0;
 		top = (saved.r.rsp - AT_STACK_SKIP - n * sizeof(th[0])) & ~(uint64_t)15;
 		if (at_write(tid, top, th, n * sizeof(th[0])) < 0 ||
-		    at_call(tid, &saved, top, a->unhook_fn, top, n, force, &ret, (char[64]){ 0 },
+		    at_call(tid, &saved, top, a->unhook_fn, top, n, force, &ret, (char[64]){0},
 			    64) != 0) {
 			at_restore(tid, &saved);
 			return 0;

@@ -43,7 +43,7 @@ struct attach {
 	size_t xray;	    /* modules with XRay sleds (xray_instr_map) */
 	int xray_own;	    /* the program's XRay runtime patches its sleds: left alone */
 	uint64_t xray_busy_var; /* its XRayPatching flag, held set while attached (0: none) */
-	int xray_held;	    /* we set it */
+	int xray_held;		/* we set it */
 };
 
 /* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks (none

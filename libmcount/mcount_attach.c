@@ -59,7 +59,8 @@ static int mc_attach_busy(uintptr_t tp, intptr_t off)
 
 	if (t == REC_THREAD_OFF)
 		return rec_thread_attaching_at(tp);
-	return (uintptr_t)t > REC_THREAD_SENTINEL_MAX && __atomic_load_n(&t->busy, __ATOMIC_RELAXED);
+	return (uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
+	       __atomic_load_n(&t->busy, __ATOMIC_RELAXED);
 }
 
 /* The tracer, every other thread stopped and the hook slots put back, with where the N
@@ -72,7 +73,7 @@ static int mc_attach_busy(uintptr_t tp, intptr_t off)
  * put back first and TH's ip/sp say where the tracer must resume each thread
  * (mc_dyn_unpatch, which leaves what a thread inside still needs). */
 __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_th *th, size_t n,
-								int force)
+							       int force)
 {
 	intptr_t off = (intptr_t)((uintptr_t)&rec_self - (uintptr_t)__builtin_thread_pointer());
 	size_t busy = 0;

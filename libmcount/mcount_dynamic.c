@@ -449,8 +449,8 @@ static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, s
 				stop->to[k] = pt[i].site + pt[i].len;
 				rec_debug("libmcount: -P: a thread stopped inside the %s at %#lx "
 					  "(%s) is moved past them",
-					  pt[i].xray ? "XRay sled" : "nops", (unsigned long)pt[i].site,
-					  m->path);
+					  pt[i].xray ? "XRay sled" : "nops",
+					  (unsigned long)pt[i].site, m->path);
 				continue;
 			}
 			rec_debug("libmcount: -P: a function at %#lx (%s) not patched: a thread is "
@@ -527,10 +527,10 @@ write:
 
 			if (!pt[i].len)
 				continue; /* spared: a thread stopped inside */
-			if (mc_attached && (pt[i].len > sizeof(dyn_undo->old) ||
-					    dyn_undo_keep(pt[i].site, pt[i].len,
-							  pt[i].xray || dyn_all_nops(c, pt[i].len)) <
-						    0)) {
+			if (mc_attached &&
+			    (pt[i].len > sizeof(dyn_undo->old) ||
+			     dyn_undo_keep(pt[i].site, pt[i].len,
+					   pt[i].xray || dyn_all_nops(c, pt[i].len)) < 0)) {
 				pt[i].len = 0; /* could not be undone on detach */
 				spared++;
 				continue;
@@ -1032,8 +1032,8 @@ void mc_dyn_unpatch(struct mc_attach_th *th, size_t n)
 		for (size_t k = 0; k < n && u->skip; k++) {
 			if (th[k].ip <= u->site || th[k].ip >= u->site + u->len)
 				continue;
-			rec_debug("libmcount: -P: a thread at %#lx, inside the site at %#lx put back, "
-				  "is moved past it",
+			rec_debug("libmcount: -P: a thread at %#lx, inside the site at %#lx put "
+				  "back, is moved past it",
 				  (unsigned long)th[k].ip, (unsigned long)u->site);
 			th[k].ip = u->site + u->len;
 		}
