@@ -29,6 +29,8 @@
  */
 #include "libmcount/internal.h"
 #include "libmcount/mcount_dynamic.h"
+#include "libmcount/mcount_plt.h"
+#include "formats/uftrace/sink_uftrace.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_util.h"
 
@@ -77,6 +79,7 @@ __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_
 {
 	intptr_t off = (intptr_t)((uintptr_t)&rec_self - (uintptr_t)__builtin_thread_pointer());
 	size_t busy = 0;
+	int inside = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (!th[i].inside && mc_attach_busy(th[i].tp, off)) {
@@ -89,6 +92,9 @@ __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_
 	if (busy && !force)
 		return busy;
 	mc_dyn_unpatch(th, n); /* -P: the sites first, so that no new call reaches us */
+	for (size_t i = 0; i < n; i++)
+		inside |= th[i].inside != 0;
+	mc_plt_unhook(th, n, inside); /* library calls: every GOT slot back */
 	for (size_t i = 0; i < n; i++) {
 		struct rec_thread **self;
 		struct rec_thread *t;
@@ -101,6 +107,7 @@ __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_
 		if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
 			continue;
 		mt = mc_thread_of(t);
+		mc_attach_close_frames(t);
 		/* newest first: frames sharing a slot (tail calls) leave the oldest value */
 		for (uint32_t d = mt->depth; d-- > 0;) {
 			struct mc_frame *f = &mt->rstack[d];
@@ -114,6 +121,13 @@ __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_
 	return busy;
 }
 
+void mc_attach_libcalls(void)
+{
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
+	    rec_sess.sink == &uftrace_sink && !mc_tp_mode)
+		mc_plt_setup();
+}
+
 /* The next attach, our image still loaded: a new session with the environment the tracer
  * lends for this call. 0 when it records; -1 when this process records already (started
  * under `flightrec record`, or an attach not detached). */
@@ -122,5 +136,6 @@ __attribute__((visibility("default"))) int mc_attach_again(void)
 	if (!mc_attach_wanted() || rec_session_restart() < 0)
 		return -1;
 	mc_dyn_patch(); /* this attach's -P/-U (the session's start read them again) */
+	mc_attach_libcalls();
 	return 0;
 }
