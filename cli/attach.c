@@ -238,6 +238,85 @@ static int at_each_module(pid_t pid, int (*fn)(void *, const char *, uint64_t), 
 	return ret;
 }
 
+/* section NAME of the file: its address (the file's) and size; 0, or -1 if none */
+static int at_section(const struct rec_elf_map *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
+	const Elf64_Shdr *sh, *str;
+
+	if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > m->size ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return -1;
+	sh = (const Elf64_Shdr *)(m->p + eh->e_shoff);
+	str = &sh[eh->e_shstrndx];
+	if (str->sh_offset + str->sh_size > m->size)
+		return -1;
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_name >= str->sh_size ||
+		    strncmp((const char *)m->p + str->sh_offset + sh[i].sh_name, name,
+			    str->sh_size - sh[i].sh_name) ||
+		    !(sh[i].sh_flags & SHF_ALLOC))
+			continue;
+		*addr = sh[i].sh_addr;
+		*size = sh[i].sh_size;
+		return 0;
+	}
+	return -1;
+}
+
+/* the value of symbol NAME of the file's .symtab (0 if none: stripped) */
+static uint64_t at_local_sym(const struct rec_elf_map *m, const char *name)
+{
+	const struct rec_elf_tab *t = &m->symtab;
+
+	for (size_t i = 0; i < t->nsyms; i++)
+		if (t->syms[i].st_shndx != SHN_UNDEF && !strcmp(rec_elf_tab_name(t, i), name))
+			return t->syms[i].st_value;
+	return 0;
+}
+
+/*
+ * XRay (clang -fxray-instrument): a module with xray_instr_map has entry sleds -P patches
+ * (libmcount mcount_dynamic.c). The program's own XRay runtime (compiler-rt, linked in) may
+ * patch them too: a sled not as the compiler left it, a handler set (XRayPatchedFunction) or
+ * a patching under way (XRayPatching) say it does, and its sleds are then left alone (the
+ * attach is refused). Otherwise XRayPatching is held set while we are attached, so that a
+ * __xray_patch the program calls meanwhile returns "ongoing" instead of writing over ours.
+ */
+static void at_scan_xray(struct attach *a, const struct rec_elf_map *m, uint64_t bias)
+{
+	static const uint8_t sled[11] = {0xeb, 0x09, 0x66, 0x0f, 0x1f, 0x84,
+					 0x00, 0x00, 0x02, 0x00, 0x00};
+	uint64_t addr, size, fn = 0, busy = 0;
+	uint64_t handler = at_local_sym(m, "_ZN6__xray19XRayPatchedFunctionE");
+	uint64_t patching = at_local_sym(m, "_ZN6__xray12XRayPatchingE");
+
+	if (at_section(m, "xray_instr_map", &addr, &size) < 0)
+		return;
+	a->xray++;
+	if ((handler && (at_read(a->pid, bias + handler, &fn, 8) < 0 || fn)) ||
+	    (patching && (at_read(a->pid, bias + patching, &busy, 1) < 0 || busy)))
+		a->xray_own = 1;
+	if (patching && !a->xray_busy_var)
+		a->xray_busy_var = bias + patching;
+	for (uint64_t o = 0; o + 32 <= size && !a->xray_own; o += 32) {
+		uint8_t e[32], code[11];
+		uint64_t at;
+
+		if (at_read(a->pid, bias + addr + o, e, sizeof(e)) < 0) {
+			a->xray_own = 1;
+			break;
+		}
+		if (e[16] != 0) /* kind: entries only */
+			continue;
+		memcpy(&at, e, 8);
+		at += e[18] >= 2 ? bias + addr + o : 0; /* version 2: relative to the field */
+		if (at_read(a->pid, at, code, sizeof(code)) < 0 || memcmp(code, sled, sizeof(sled)))
+			a->xray_own = 1;
+	}
+}
+
 struct at_open {
 	struct attach *a;
 	char *why;
@@ -281,6 +360,7 @@ static int at_open_module(void *arg, const char *path, uint64_t start)
 		a->environ_var = env;
 	} else {
 		at_each_rela(&m, at_scan_hooks, &s);
+		at_scan_xray(a, &m, s.bias);
 	}
 	rec_elf_map_close(&m);
 	return 0;
@@ -350,7 +430,14 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char
 			 (int)pid);
 		goto out;
 	}
-	if (a->nhooks == 0 && !patching) {
+	if (a->xray_own && (patching || (a->nhooks == 0 && a->xray))) {
+		snprintf(why, len,
+			 "process %d patches its own XRay sleds (its XRay runtime's "
+			 "__xray_patch, a handler set): they are left alone",
+			 (int)pid);
+		goto out;
+	}
+	if (a->nhooks == 0 && !patching && !a->xray) {
 		snprintf(why, len, "process %d calls no hook: no mcount, __fentry__ or "
 			 "__cyg_profile_func_* relocation (build it with -pg, -pg -mfentry or "
 			 "-finstrument-functions, or give -P to patch its functions)", (int)pid);
@@ -431,13 +518,13 @@ static pid_t at_tracer(pid_t pid)
 	return t;
 }
 
-int attach_stop_all(struct attach *a, char *why, size_t len)
+/* the threads of the process not in A->th yet are seized and stopped too (attach_stop_all) */
+static int at_stop_more(struct attach *a, char *why, size_t len)
 {
 	char path[64];
 	bool added = true;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)a->pid);
-	a->nth = 0;
 	while (added) {
 		DIR *d = opendir(path);
 		struct dirent *e;
@@ -496,6 +583,12 @@ int attach_stop_all(struct attach *a, char *why, size_t len)
 	return 0;
 }
 
+int attach_stop_all(struct attach *a, char *why, size_t len)
+{
+	a->nth = 0;
+	return at_stop_more(a, why, len);
+}
+
 static void at_resume(struct attach *a, size_t i)
 {
 	ptrace(PTRACE_DETACH, a->th[i].tid, 0, a->th[i].sig);
@@ -525,6 +618,17 @@ static int at_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 			return -1;
 	}
 	return 0;
+}
+
+/* the byte at ADDR becomes V (the threads stopped: nobody else writes it meanwhile) */
+static int at_set_byte(struct attach *a, pid_t tid, uint64_t addr, uint8_t v)
+{
+	uint64_t w;
+
+	if (at_read(a->pid, addr, &w, 8) < 0)
+		return -1;
+	memcpy(&w, &v, 1);
+	return at_poke(tid, addr, w);
 }
 
 static int at_save(pid_t tid, struct at_regs *s)
@@ -557,12 +661,12 @@ static long at_ms_since(const struct timespec *t0)
 }
 
 /*
- * Call FN(A0, A1) in stopped thread TID, whose registers are SAVED, with the stack pointer at
+ * Call FN(A0, A1, A2) in stopped thread TID, whose registers are SAVED, with the stack pointer at
  * or below TOP; *RET its return value. 0, 1 when the process is gone, -1 when the call
  * faulted or never returned (WHY).
  */
 static int at_call(pid_t tid, const struct at_regs *saved, uint64_t top, uint64_t fn, uint64_t a0,
-		   uint64_t a1, uint64_t *ret, char *why, size_t len)
+		   uint64_t a1, uint64_t a2, uint64_t *ret, char *why, size_t len)
 {
 	struct user_regs_struct r = saved->r;
 	struct timespec t0;
@@ -575,6 +679,7 @@ static int at_call(pid_t tid, const struct at_regs *saved, uint64_t top, uint64_
 	r.rip = fn;
 	r.rdi = a0;
 	r.rsi = a1;
+	r.rdx = a2;
 	r.rax = 0;
 	r.orig_rax = (uint64_t)-1; /* no syscall restart on the way back to user space */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
@@ -713,6 +818,110 @@ static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, ch
 }
 
 /*
+ * A test's hook (tests/e2e/run, the attach cases that move threads):
+ * FLIGHTREC_TEST_ATTACH_STEP=WHEN:LO-HI (hex) or WHEN:anon single-steps the stopped threads
+ * in turn until one stands in [LO, HI) (or in an anonymous executable mapping: a -P stub) at
+ * WHEN ("attach": before -P patches, "detach": before the sites are put back), so that the
+ * moves those places need, which a stop lands on too rarely to be tested by chance, are
+ * made. A thread in or at a system call is not stepped (a blocking one would leave its
+ * step's trap pending). Says which thread stepped where on stderr. Nothing without the
+ * variable.
+ */
+static bool at_in_anon_exec(pid_t pid, uint64_t ip)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	bool in = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!in && getline(&line, &cap, f) > 0) {
+		unsigned long long s, e;
+		char perms[8];
+		int pos = -1;
+		if (sscanf(line, "%llx-%llx %7s %*x %*s %*s %n", &s, &e, perms, &pos) < 3)
+			continue;
+		in = perms[2] == 'x' && (pos < 0 || line[pos] == '\0' || line[pos] == '\n') &&
+		     ip >= s && ip < e;
+	}
+	free(line);
+	fclose(f);
+	return in;
+}
+
+/* the stop of a single step; -1 when it does not come in 50 ms (a blocking call: the thread
+ * is stopped again, where it was, and no longer stepped) */
+static int at_step_wait(pid_t tid, int *st, int *sig)
+{
+	for (int t = 0; t < 500; t++) {
+		pid_t w = waitpid(tid, st, __WALL | WNOHANG);
+		if (w == tid)
+			return WIFSTOPPED(*st) ? 0 : -1;
+		if (w < 0)
+			return -1;
+		usleep(100);
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0)
+		at_wait_stop(tid, sig);
+	return -1;
+}
+
+static void at_test_step(struct attach *a, const char *when)
+{
+	static bool out[ATTACH_MAX_THREADS]; /* no longer stepped */
+	const char *v = getenv("FLIGHTREC_TEST_ATTACH_STEP");
+	unsigned long long lo = 0, hi = 0;
+	size_t wl = strlen(when), left = a->nth;
+	bool anon;
+
+	if (!v || strncmp(v, when, wl) || v[wl] != ':')
+		return;
+	v += wl + 1;
+	anon = !strcmp(v, "anon");
+	if (!anon && sscanf(v, "%llx-%llx", &lo, &hi) != 2)
+		return;
+	memset(out, 0, sizeof(out));
+	/* one step of each in turn: a thread that blocks drops out, the others go on */
+	for (int step = 0; step < 100000 && left; step++) {
+		for (size_t k = 0; k < a->nth; k++) {
+			pid_t tid = a->th[k].tid;
+			struct user_regs_struct r;
+			uint8_t insn[2];
+			int st;
+
+			if (out[k])
+				continue;
+			/* never into a system call: one that blocks would leave its step's trap
+			 * pending, for the program to die of */
+			if (a->th[k].sig || ptrace(PTRACE_GETREGS, tid, 0, &r) < 0 ||
+			    (int64_t)r.orig_rax >= 0 || at_read(a->pid, r.rip, insn, 2) < 0 ||
+			    (insn[0] == 0x0f && insn[1] == 0x05)) {
+				out[k] = true;
+				left--;
+				continue;
+			}
+			if (anon ? at_in_anon_exec(a->pid, r.rip) : r.rip >= lo && r.rip < hi) {
+				fprintf(stderr,
+					"flightrec: test: thread %d stepped to %#llx (%s)\n",
+					(int)tid, (unsigned long long)r.rip, when);
+				return;
+			}
+			if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) < 0 ||
+			    at_step_wait(tid, &st, &a->th[k].sig) < 0) {
+				out[k] = true;
+				left--;
+			} else if (WSTOPSIG(st) != SIGTRAP) {
+				a->th[k].sig = WSTOPSIG(st); /* the program's: handed back */
+			}
+		}
+	}
+	fprintf(stderr, "flightrec: test: no thread stepped into %s (%s)\n", v, when);
+}
+
+/*
  * -P/-U: FLIGHTREC_ATTACH_IPS, where each stopped thread (in a->th's order) will resume, IP0
  * for thread I0 (the one our call runs in: its saved registers). libmcount leaves out or moves
  * past any site a thread stopped inside (mcount_dynamic.c mc_attach_to). Into BUF; NULL
@@ -769,6 +978,8 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 	a->nfirst = 0;
 	for (size_t k = 0; k < a->nth; k++)
 		a->first[a->nfirst++] = a->th[k].tid;
+	if (a->patching)
+		at_test_step(a, "attach");
 	i = at_pick(a);
 	if (i < 0) {
 		snprintf(why, len, "no thread to call dlopen in");
@@ -830,10 +1041,10 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 			at_restore(tid, &saved);
 			return -1;
 		}
-		rc = at_call(tid, &saved, base, ours.again_fn, 0, 0, &handle, why, len);
+		rc = at_call(tid, &saved, base, ours.again_fn, 0, 0, 0, &handle, why, len);
 		handle = (int)handle == 0; /* mc_attach_again: 0 when it records */
 	} else {
-		rc = at_call(tid, &saved, base, a->dlopen_fn, base + lib_off, RTLD_NOW, &handle,
+		rc = at_call(tid, &saved, base, a->dlopen_fn, base + lib_off, RTLD_NOW, 0, &handle,
 			     why, len);
 	}
 	if (rc == 1) {
@@ -868,50 +1079,130 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 			return -1;
 		}
 	}
+	/* XRay: the program's own __xray_patch stays off our sleds (at_scan_xray) */
+	if (a->patching && a->xray_busy_var)
+		a->xray_held = at_set_byte(a, tid, a->xray_busy_var, 1) == 0;
 	return 0;
 }
+
+#define AT_UNHOOK_TRIES 20 /* stops that find a thread inside a hook, before the last */
+
+/* Every thread runs on for 2 ms and is stopped again, with any it created meanwhile. 0, or
+ * -1 when the process is gone. */
+static int at_run_a_little(struct attach *a)
+{
+	size_t kept = 0;
+	char why[128];
+	int sig;
+
+	for (size_t k = 0; k < a->nth; k++) {
+		ptrace(PTRACE_CONT, a->th[k].tid, 0, a->th[k].sig);
+		a->th[k].sig = 0;
+	}
+	usleep(2000);
+	for (size_t k = 0; k < a->nth; k++) {
+		if (ptrace(PTRACE_INTERRUPT, a->th[k].tid, 0, 0) < 0 ||
+		    at_wait_stop(a->th[k].tid, &sig) != 0)
+			continue; /* ended meanwhile */
+		a->th[kept].tid = a->th[k].tid;
+		a->th[kept++].sig = sig;
+	}
+	a->nth = kept;
+	return at_stop_more(a, why, sizeof(why));
+}
+
+/* libmcount's struct mc_attach_th (mcount_dynamic.h): one per thread for mc_attach_unhook */
+struct at_th {
+	uint64_t tp, ip, sp, inside;
+};
 
 /*
  * Every thread stopped, the slots put back: no thread may be inside libmcount when its
  * frames are unhooked (a hook halfway through its hijack would write the trampoline back),
  * so one stopped there runs on a little and is stopped again; then mc_attach_unhook in thread
- * I with the thread pointers of all. A thread that stays inside (blocked on a full ring)
- * keeps its frames hooked: the library stays, they return through it.
+ * TID with where every thread is. It declines while a thread is inside a hook in a way its
+ * instruction pointer does not show (a system call there: the ring's back-pressure, which
+ * waits for the flusher): then the whole process runs on 2 ms and we try again, the last try
+ * forced. A thread that stays inside keeps its frames hooked (the library stays, they return
+ * through it) and, -P, whatever of the sites and stubs it may still return through. -P:
+ * libmcount says where each thread must resume once the sites are put back (off a stub, past
+ * an XRay sled), and we move those it names. -1 when the process is gone.
  */
-static void at_unhook(struct attach *a, int i)
+static int at_unhook(struct attach *a, pid_t tid)
 {
-	static uint64_t tps[ATTACH_MAX_THREADS];
+	static struct at_th th[ATTACH_MAX_THREADS], back[ATTACH_MAX_THREADS];
 	static struct at_regs saved;
 	struct user_regs_struct r;
-	uint64_t lo, hi, ret, top;
-	size_t n = 0;
-	int sig;
+	uint64_t lo, hi, ret = 0, top;
+	int sig, i;
 
 	if (at_ours_text(a, &lo, &hi) < 0)
-		return;
-	for (size_t k = 0; k < a->nth; k++) {
-		pid_t tid = a->th[k].tid;
-		int tries = 0;
-		while (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip >= lo && r.rip < hi &&
-		       tries++ < 200) {
-			if (ptrace(PTRACE_CONT, tid, 0, a->th[k].sig) < 0)
-				break;
-			a->th[k].sig = 0;
-			usleep(500);
-			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 || at_wait_stop(tid, &sig) != 0)
-				break;
-			if (sig)
-				a->th[k].sig = sig;
+		return 0;
+	for (int round = 0; round < AT_UNHOOK_TRIES; round++) {
+		size_t n = a->nth;
+		int force = round == AT_UNHOOK_TRIES - 1;
+
+		if (round > 0 && at_run_a_little(a) < 0)
+			return -1;
+		if ((i = at_find(a, tid)) < 0)
+			return -1;
+		n = a->nth;
+		for (size_t k = 0; k < n; k++) {
+			pid_t t = a->th[k].tid;
+			int tries = 0;
+			while (ptrace(PTRACE_GETREGS, t, 0, &r) == 0 && r.rip >= lo && r.rip < hi &&
+			       tries++ < 200) {
+				if (ptrace(PTRACE_CONT, t, 0, a->th[k].sig) < 0)
+					break;
+				a->th[k].sig = 0;
+				usleep(500);
+				if (ptrace(PTRACE_INTERRUPT, t, 0, 0) < 0 ||
+				    at_wait_stop(t, &sig) != 0)
+					break;
+				if (sig)
+					a->th[k].sig = sig;
+			}
 		}
-		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && (r.rip < lo || r.rip >= hi))
-			tps[n++] = r.fs_base;
+		if (round == 0)
+			at_test_step(a, "detach");
+		for (size_t k = 0; k < n; k++) {
+			memset(&th[k], 0, sizeof(th[k]));
+			th[k].inside = 1; /* unknown: left alone */
+			if (ptrace(PTRACE_GETREGS, a->th[k].tid, 0, &r) == 0)
+				th[k] = (struct at_th){r.fs_base, r.rip, r.rsp,
+						       r.rip >= lo && r.rip < hi};
+		}
+		if (at_save(tid, &saved) < 0)
+			return 0;
+		top = (saved.r.rsp - AT_STACK_SKIP - n * sizeof(th[0])) & ~(uint64_t)15;
+		if (at_write(tid, top, th, n * sizeof(th[0])) < 0 ||
+		    at_call(tid, &saved, top, a->unhook_fn, top, n, force, &ret, (char[64]){0},
+			    64) != 0) {
+			at_restore(tid, &saved);
+			return 0;
+		}
+		if (ret && !force) {
+			at_restore(tid, &saved);
+			continue; /* nothing done: a thread is inside a hook */
+		}
+		if (at_read(a->pid, top, back, n * sizeof(th[0])) == 0) {
+			for (size_t k = 0; k < n; k++) {
+				if (back[k].ip == th[k].ip && back[k].sp == th[k].sp)
+					continue;
+				if ((int)k == i) {
+					saved.r.rip = back[k].ip;
+					saved.r.rsp = back[k].sp;
+				} else if (ptrace(PTRACE_GETREGS, a->th[k].tid, 0, &r) == 0) {
+					r.rip = back[k].ip;
+					r.rsp = back[k].sp;
+					ptrace(PTRACE_SETREGS, a->th[k].tid, 0, &r);
+				}
+			}
+		}
+		at_restore(tid, &saved);
+		break;
 	}
-	if (at_save(a->th[i].tid, &saved) < 0)
-		return;
-	top = (saved.r.rsp - AT_STACK_SKIP - n * 8) & ~(uint64_t)15;
-	if (at_write(a->th[i].tid, top, tps, n * 8) == 0)
-		at_call(a->th[i].tid, &saved, top, a->unhook_fn, top, n, &ret, (char[64]){ 0 }, 64);
-	at_restore(a->th[i].tid, &saved);
+	return 0;
 }
 
 int attach_detach(struct attach *a, char *why, size_t len)
@@ -932,7 +1223,14 @@ int attach_detach(struct attach *a, char *why, size_t len)
 	for (size_t k = 0; k < a->nslot; k++)
 		if (at_read(a->pid, a->slot[k].addr, &cur, 8) == 0 && cur == a->slot[k].hook)
 			at_poke(tid, a->slot[k].addr, a->slot[k].orig);
-	at_unhook(a, i);
+	if (at_unhook(a, tid) < 0 || (i = at_find(a, tid)) < 0) {
+		attach_resume_all(a);
+		a->nth = 0;
+		return 0; /* the process ended meanwhile: its exit finished the trace */
+	}
+	if (a->xray_held)
+		at_set_byte(a, tid, a->xray_busy_var, 0);
+	a->xray_held = 0;
 	/* the others go on: finish needs our helper thread running */
 	for (size_t k = 0; k < a->nth; k++)
 		if ((int)k != i)
@@ -944,7 +1242,8 @@ int attach_detach(struct attach *a, char *why, size_t len)
 		attach_resume_all(a);
 		return -1;
 	}
-	rc = at_call(tid, &saved, saved.r.rsp - AT_STACK_SKIP, a->detach_fn, 0, 0, &ret, why, len);
+	rc = at_call(tid, &saved, saved.r.rsp - AT_STACK_SKIP, a->detach_fn, 0, 0, 0, &ret, why,
+		     len);
 	if (rc == 1) {
 		a->nth = 0;
 		return 0; /* the process ended meanwhile: its exit finished the trace */

@@ -40,10 +40,16 @@ struct attach {
 	uint64_t unhook_fn; /* mc_attach_unhook */
 	int again;          /* libmcount is loaded already (an earlier attach): mc_attach_again */
 	int patching;	    /* -P/-U: libmcount patches sites while the threads are stopped */
+	size_t xray;	    /* modules with XRay sleds (xray_instr_map) */
+	int xray_own;	    /* the program's XRay runtime patches its sleds: left alone */
+	uint64_t xray_busy_var; /* its XRayPatching flag, held set while attached (0: none) */
+	int xray_held;		/* we set it */
 };
 
 /* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks (none
- * needed when PATCHING: -P/-U). Touches nothing. 0, or -1 with WHY. */
+ * needed when PATCHING: -P/-U, or with XRay sleds, which the caller then has -P patch), the
+ * XRay sleds and whether the program patches them itself (refused when they would be
+ * patched). Touches nothing. 0, or -1 with WHY. */
 int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why, size_t len);
 /* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT, until no new one appears). 0, or -1
  * with WHY (nothing stopped then when the first thread could not be seized). */

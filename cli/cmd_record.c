@@ -153,12 +153,12 @@ static const char usage[] =
 	"                  for all; FUNC@MODULE for a library whose file name starts with MODULE)\n"
 	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
 	"                  one decides; only -U: everything else in the program)\n"
-	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions;\n"
-	"with -P/-U also patchable nops or none):\n"
+	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions,\n"
+	"XRay sleds; with -P/-U also patchable nops or none):\n"
 	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
 	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
-	"                  put its hooks and -P's code back and let it go on (no library calls;\n"
-	"                  again as often as wanted)\n"
+	"                  put its hooks, PLT slots and -P's code back and let it go on (again\n"
+	"                  as often as wanted)\n"
 	"  --duration=T    seconds to record (e.g. 2 or 0.5s)\n"
 	"Options of uftrace record not listed here are refused, saying so.\n"
 	"The runtime is taken from <flightrec's dir>/../lib/flightrec/. Exit status: PROG's\n"
@@ -931,8 +931,7 @@ static void attach_on_signal(int sig)
 }
 
 /* the block the process's dlopen sees as its environment: our FLIGHTREC_* (those the
- * options set and the user's own), FLIGHTREC_ATTACH=1, and no library calls (the PLT
- * hooking would be ours to undo) */
+ * options set, --no-libcall among them, and the user's own) and FLIGHTREC_ATTACH=1 */
 static char **attach_env(void)
 {
 	extern char **environ;
@@ -946,11 +945,9 @@ static char **attach_env(void)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (!strncmp(environ[i], "FLIGHTREC_", 10) &&
-		    strncmp(environ[i], "FLIGHTREC_ATTACH=", 17) &&
-		    strncmp(environ[i], "FLIGHTREC_NO_LIBCALL=", 21))
+		    strncmp(environ[i], "FLIGHTREC_ATTACH=", 17))
 			env[k++] = environ[i];
 	env[k++] = "FLIGHTREC_ATTACH=1";
-	env[k++] = "FLIGHTREC_NO_LIBCALL=1";
 	return env;
 }
 
@@ -981,6 +978,16 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	if (attach_open(&a, pid, lib, patching, why, sizeof(why)) < 0) {
 		cli_err("record -p %d: %s", (int)pid, why);
 		return CLI_USAGE;
+	}
+	/* an XRay program calling no hook: its functions are those of its sleds, patched as
+	 * -P . patches them (the executable's) */
+	if (!patching && a.nhooks == 0 && a.xray) {
+		dyn_patch = strdup(".");
+		if (!dyn_patch) {
+			cli_err("out of memory");
+			return CLI_USAGE;
+		}
+		a.patching = patching = 1;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = attach_on_signal; /* no SA_RESTART: the sleeps below end early */

@@ -168,10 +168,18 @@ int mc_returns_hijacked(struct rec_thread *t);
 int mc_attach_wanted(void);
 /* set by the constructor of an image loaded by `flightrec record -p` */
 extern int mc_attached;
+/* attached: the library calls hooked (mcount_plt.c) when this session records them (the
+ * uftrace format; FLIGHTREC_NO_LIBCALL not set) */
+void mc_attach_libcalls(void);
 void mc_rehijack_returns(struct rec_thread *t);
 /* Real return addresses back, every frame off the stack with no exit record (pthread_exit:
  * the thread ends inside them, as uftrace records it). */
 void mc_exit_all(struct rec_thread *t);
+/* Attached, on detach, T's thread stopped by the tracer outside any hook (its ring ours to
+ * write meanwhile): each frame still open gets an exit at this time, the end of the recorded
+ * window (the call goes on unrecorded), so that every call in the trace is closed. Not with
+ * filters (their held entries). */
+void mc_attach_close_frames(struct rec_thread *t);
 /* The thread is exiting with frames still on its shadow stack (pthread_cancel unwound them):
  * they end with no exit record, nothing written to the stack (rec_frontend.thread_exit). */
 void mc_thread_exit(struct rec_thread *t);

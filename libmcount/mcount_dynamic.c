@@ -32,7 +32,9 @@
  * stopped (a debugger traces the process): nothing of the module is patched, one warning.
  * Attached (`flightrec record -p`): the tracer holds every thread already and says where each
  * stopped (FLIGHTREC_ATTACH_IPS); the same rule applies, the moves are the tracer's to make
- * (mc_attach_to), and every write keeps the old bytes for mc_dyn_unpatch on detach. Each
+ * (mc_attach_to), and every write keeps the old bytes for mc_dyn_unpatch on detach, which
+ * also moves the threads the old bytes would trap (inside an XRay sled, on a stub) and gives
+ * the stub pages back where no thread is on one. Each
  * module's executable segments are made writable for the writes
  * (keeping exec: the module may be one whose code we call meanwhile) and get their own
  * protections back after. libmcount's own module is never patched.
@@ -242,6 +244,12 @@ struct dyn_arena {
 	size_t n, used; /* arenas mapped; bytes used of the last */
 };
 
+/* Attached: every arena mapped this attach, for mc_dyn_unpatch to give back (one that does
+ * not fit here stays mapped, as when preloaded: the process ends with it) */
+#define DYN_KEPT_MAX 256
+static uint8_t *dyn_kept[DYN_KEPT_MAX];
+static size_t dyn_nkept;
+
 /* N bytes of the current arena (a new one when it is full), NULL if none can be mapped */
 static uint8_t *dyn_arena_alloc(struct dyn_arena *a, size_t n)
 {
@@ -254,6 +262,8 @@ static uint8_t *dyn_arena_alloc(struct dyn_arena *a, size_t n)
 		dyn_put_jmp(p + 16, (uintptr_t)mc_mcount_self);
 		a->base[a->n++] = p;
 		a->used = 32;
+		if (mc_attached && dyn_nkept < DYN_KEPT_MAX)
+			dyn_kept[dyn_nkept++] = p;
 	}
 	p = a->base[a->n - 1] + a->used;
 	a->used += n;
@@ -346,6 +356,7 @@ struct dyn_patch {
 	uintptr_t site;
 	uintptr_t to;
 	size_t len; /* bytes replaced: the call, then 0x90 up to len (a relocated prologue) */
+	int xray;   /* an XRay entry sled: its old bytes are `jmp` to site + len */
 };
 
 static int dyn_threads(void);
@@ -365,6 +376,7 @@ static size_t dyn_attach_n;
 struct dyn_undo {
 	uintptr_t site;
 	size_t len;
+	int skip; /* the old bytes only go to site + len (nops, an XRay sled's jmp) */
 	uint8_t old[16];
 };
 static struct dyn_undo *dyn_undo;
@@ -386,7 +398,7 @@ static void dyn_attach_ips(void)
 }
 
 /* the old bytes of a site about to be written; 0, or -1 (out of memory: not to be written) */
-static int dyn_undo_keep(uintptr_t site, size_t len)
+static int dyn_undo_keep(uintptr_t site, size_t len, int skip)
 {
 	if (dyn_nundo == dyn_undo_cap) {
 		size_t cap = dyn_undo_cap ? 2 * dyn_undo_cap : 256;
@@ -399,15 +411,27 @@ static int dyn_undo_keep(uintptr_t site, size_t len)
 	}
 	dyn_undo[dyn_nundo].site = site;
 	dyn_undo[dyn_nundo].len = len;
+	dyn_undo[dyn_nundo].skip = skip;
 	memcpy(dyn_undo[dyn_nundo].old, (const void *)site, len);
 	dyn_nundo++;
 	return 0;
 }
 
+/* the LEN bytes at C are one-byte nops */
+static int dyn_all_nops(const volatile uint8_t *c, size_t len)
+{
+	size_t b = 0;
+
+	while (b < len && c[b] == 0x90)
+		b++;
+	return b == len;
+}
+
 /* A stopped thread's instruction pointer strictly inside a site: resumed there, it would run
- * the middle of the new instruction. Inside one-byte nops (-fpatchable-function-entry) it is
- * moved past them, which is what running them would have done; inside anything else (a
- * relocated prologue) the site is left out (len 0). The number of sites left out. */
+ * the middle of the new instruction. Inside one-byte nops (-fpatchable-function-entry) or an
+ * XRay sled (whose first instruction jumps to its end) it is moved past them, which is what
+ * running them would have done; inside anything else (a relocated prologue) the site is left
+ * out (len 0). The number of sites left out. */
 static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, size_t n,
 			     struct mc_stop *stop)
 {
@@ -418,16 +442,14 @@ static size_t dyn_spare_busy(const struct rec_module *m, struct dyn_patch *pt, s
 
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *c = (const uint8_t *)pt[i].site;
-			size_t b = 0;
 
 			if (!pt[i].len || ip <= pt[i].site || ip >= pt[i].site + pt[i].len)
 				continue;
-			while (b < pt[i].len && c[b] == 0x90)
-				b++;
-			if (b == pt[i].len) {
+			if (pt[i].xray || dyn_all_nops(c, pt[i].len)) {
 				stop->to[k] = pt[i].site + pt[i].len;
-				rec_debug("libmcount: -P: a thread stopped inside the nops at %#lx "
+				rec_debug("libmcount: -P: a thread stopped inside the %s at %#lx "
 					  "(%s) is moved past them",
+					  pt[i].xray ? "XRay sled" : "nops",
 					  (unsigned long)pt[i].site, m->path);
 				continue;
 			}
@@ -505,8 +527,10 @@ write:
 
 			if (!pt[i].len)
 				continue; /* spared: a thread stopped inside */
-			if (mc_attached && (pt[i].len > sizeof(dyn_undo->old) ||
-					    dyn_undo_keep(pt[i].site, pt[i].len) < 0)) {
+			if (mc_attached &&
+			    (pt[i].len > sizeof(dyn_undo->old) ||
+			     dyn_undo_keep(pt[i].site, pt[i].len,
+					   pt[i].xray || dyn_all_nops(c, pt[i].len)) < 0)) {
 				pt[i].len = 0; /* could not be undone on detach */
 				spared++;
 				continue;
@@ -693,6 +717,7 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 
 		enum mc_dyn_target to = MC_DYN_NONE;
 		size_t size = sym->size, off = 0, len = 5;
+		int is_xray = 0;
 		const uintptr_t *s;
 
 		if (size < 6) {
@@ -700,10 +725,6 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 			why = size ? "smaller than 6 bytes" : "its symbol has no size";
 		} else if (mc_fconf.min_size && size < mc_fconf.min_size) {
 			why = "smaller than -Z (FLIGHTREC_MIN_SIZE)";
-		} else if (mode == DYN_XRAY && mc_attached) {
-			/* a hook returns to the sled's 6th byte, inside the 9-byte nop the
-			 * detach would put back under a thread stopped there */
-			why = "XRay sleds are not patched in an attached process (not done)";
 		} else if (mode == DYN_XRAY) {
 			s = dyn_sites_in(&xray, fn, fn + size);
 			if (!s)
@@ -713,6 +734,7 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 			else {
 				off = *s - fn;
 				len = 11;
+				is_xray = 1;
 				to = MC_DYN_FENTRY;
 			}
 		} else if (mode == DYN_HOOKED) {
@@ -761,7 +783,8 @@ static void dyn_patch_module(const struct rec_module *m, const char *base,
 			pt = g;
 			cap = cap ? 2 * cap : 256;
 		}
-		pt[npt++] = (struct dyn_patch){.site = fn + off, .to = to_addr, .len = len};
+		pt[npt++] = (struct dyn_patch){
+			.site = fn + off, .to = to_addr, .len = len, .xray = is_xray};
 	}
 	dyn_arena_seal(&arena);
 	if (npt) {
@@ -927,23 +950,77 @@ void mc_dyn_dlopen(uintptr_t bias, const char *name)
 		dyn_patch_unlisted(bias, name, want);
 }
 
+/* TH's thread is on a stub (an arena's first 32 bytes: one `jmp *(%rip)` each): the call of
+ * its site is undone (its return address popped), as if the site had been its old bytes */
+static void dyn_off_stub(struct mc_attach_th *th)
+{
+	for (size_t a = 0; a < dyn_nkept; a++) {
+		uintptr_t b = (uintptr_t)dyn_kept[a];
+
+		if (th->ip < b || th->ip >= b + 32)
+			continue;
+		th->ip = *(const uint64_t *)(uintptr_t)th->sp;
+		th->sp += 8;
+		rec_debug("libmcount: -P: a thread on a stub at %#lx goes back to %#lx",
+			  (unsigned long)b, (unsigned long)th->ip);
+		return;
+	}
+}
+
+/* The stub pages no thread is on are unmapped; the others stay (a thread in a relocated
+ * prologue's copy goes on through it). Nothing is given back when a thread stays inside
+ * libmcount: it may be on its way to a copy (mc_dyn_entry). */
+static void dyn_arenas_free(const struct mc_attach_th *th, size_t n, size_t inside)
+{
+	size_t kept = 0;
+
+	for (size_t a = 0; a < dyn_nkept; a++) {
+		uintptr_t b = (uintptr_t)dyn_kept[a];
+		int busy = inside > 0;
+
+		for (size_t k = 0; k < n && !busy; k++)
+			busy = th[k].ip >= b && th[k].ip < b + DYN_ARENA;
+		if (busy || munmap(dyn_kept[a], DYN_ARENA) < 0) {
+			rec_debug("libmcount: -P: the stub page at %#lx stays mapped: a thread may "
+				  "be on it",
+				  (unsigned long)b);
+			dyn_kept[kept++] = dyn_kept[a];
+		}
+	}
+	dyn_nkept = kept;
+}
+
 /*
  * Attached, on detach (mc_attach_unhook: every thread of the program stopped by the tracer,
- * none inside our code): every site mc_dyn_patch wrote gets its old bytes back, newest first.
- * No thread is inside a written site (a call is one instruction; the nops after a relocated
- * prologue's call are never run); one that returns from a hook comes back to the site's end,
- * an instruction boundary of the old bytes too. The stubs and relocated prologues stay
- * mapped: a thread on its way through one goes on into the function's unchanged rest.
+ * none inside our code but those marked inside): every site mc_dyn_patch wrote gets its old
+ * bytes back, newest first. A thread on a stub is sent back to its site's end first (the call
+ * undone). A thread strictly inside a site can only be past the call, in the nops that follow
+ * (an XRay sled's last 6 bytes): the old bytes there are the middle of the sled's 9-byte nop,
+ * so it is moved to the site's end, where the sled's jmp would have taken it. A thread that
+ * stays inside libmcount will return into an XRay sled's nops at some later time: those sites
+ * keep the call (a warning), the rest are put back. Then the stub pages no thread is on are
+ * unmapped (one page per 64 KiB arena, per module patched, per attach otherwise).
  */
-void mc_dyn_unpatch(void)
+void mc_dyn_unpatch(struct mc_attach_th *th, size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	size_t inside = 0, left = 0;
 
+	for (size_t k = 0; k < n; k++) {
+		if (th[k].inside)
+			inside++;
+		else
+			dyn_off_stub(&th[k]);
+	}
 	while (dyn_nundo > 0) {
 		struct dyn_undo *u = &dyn_undo[--dyn_nundo];
 		uintptr_t lo = u->site & ~(uintptr_t)(page - 1);
 		uintptr_t hi = (u->site + u->len + page - 1) & ~(uintptr_t)(page - 1);
 
+		if (inside && u->len > 5) {
+			left++; /* a hook's return to site + 5 must still find nops */
+			continue;
+		}
 		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
 			rec_warn("libmcount: -P: the site at %#lx cannot be put back: %s",
 				 (unsigned long)u->site, strerror(errno));
@@ -952,5 +1029,18 @@ void mc_dyn_unpatch(void)
 		memcpy((void *)u->site, u->old, u->len);
 		__builtin___clear_cache((char *)u->site, (char *)u->site + u->len);
 		(void)mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+		for (size_t k = 0; k < n && u->skip; k++) {
+			if (th[k].ip <= u->site || th[k].ip >= u->site + u->len)
+				continue;
+			rec_debug("libmcount: -P: a thread at %#lx, inside the site at %#lx put "
+				  "back, is moved past it",
+				  (unsigned long)th[k].ip, (unsigned long)u->site);
+			th[k].ip = u->site + u->len;
+		}
 	}
+	if (left)
+		rec_warn("libmcount: -P: %zu XRay sleds keep their call: a thread stays inside "
+			 "the runtime",
+			 left);
+	dyn_arenas_free(th, n, inside);
 }

@@ -19,8 +19,16 @@ int mc_dyn_wanted(void);
 int mc_dyn_check(char *why, size_t len);
 /* Patch the selected functions of the modules loaded now (the session is active). */
 void mc_dyn_patch(void);
-/* Attached (`flightrec record -p`): put back every site mc_dyn_patch wrote (on detach). */
-void mc_dyn_unpatch(void);
+/* A thread of the program as the tracer stopped it on detach (mc_attach_unhook): the tracer
+ * sets every field; mc_dyn_unpatch may change ip and sp, which the tracer then sets. */
+struct mc_attach_th {
+	uint64_t tp;	 /* its thread pointer */
+	uint64_t ip, sp; /* where it stopped, then where it resumes */
+	uint64_t inside; /* it stays inside libmcount's code (its state is left alone) */
+};
+/* Attached (`flightrec record -p`), on detach: put back every site mc_dyn_patch wrote, move
+ * the N threads TH the old bytes would trap, and unmap the stub pages none of them is on. */
+void mc_dyn_unpatch(struct mc_attach_th *th, size_t n);
 /* The same for the module dlopen() just loaded at BIAS, file NAME (its link_map's l_addr and
  * l_name). */
 void mc_dyn_dlopen(uintptr_t bias, const char *name);

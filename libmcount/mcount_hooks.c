@@ -823,6 +823,21 @@ void mc_rehijack_returns(struct rec_thread *t)
 	mc_in_exception(t) = 0;
 }
 
+void mc_attach_close_frames(struct rec_thread *t)
+{
+	struct mc_thread *mt = mc_thread_of(t);
+	uint64_t now = MC_CLOCK();
+
+	if (t->busy || mc_fconf.active)
+		return; /* (filters: their held entries decide; left open) */
+	t->busy = 1;
+	barrier();
+	for (uint32_t d = mt->depth; d-- > 0;)
+		mc_record_at(t, UFTRACE_EXIT, d, mt->rstack[d].child_ip, now);
+	barrier();
+	t->busy = 0;
+}
+
 void mc_exit_all(struct rec_thread *t)
 {
 	struct mc_thread *mt = mc_thread_of(t);

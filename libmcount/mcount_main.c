@@ -167,12 +167,13 @@ __attribute__((constructor)) static void mc_init(void)
 {
 	if (mc_attach_wanted()) {
 		/* `flightrec record -p`: the tracer routes the program's hooks to us once this
-		 * returns; no PLT hooking, which it would have to undo; -P/-U patch while the
-		 * tracer holds every thread, undone on detach (mc_attach_unhook) */
+		 * returns; -P/-U patch and the PLT is hooked while the tracer holds every
+		 * thread, both undone on detach (mc_attach_unhook) */
 		mc_attached = 1;
 		rec_session_ensure();
 		if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE)
 			mc_dyn_patch();
+		mc_attach_libcalls();
 		return;
 	}
 	if (mc_exe_uses_hooks())

@@ -52,10 +52,18 @@
  *    `push id; jmp *mc_plt_hooker`, uftrace's noplt trampolines) for good, the call recorded
  *    at its reloc's address ('P' lines too), resolved[i] its target; a 0 slot (an undefined
  *    weak function the program tests for) is left 0.
+ *  - attached (`flightrec record -p`, mcount_attach.c): set up by the constructor (or the next
+ *    attach's mc_attach_again) while the tracer holds every thread; mc_plt_unhook, every
+ *    thread stopped again, puts each slot back to what the process would hold without us:
+ *    GOT[1] and GOT[2] as they were, a slot that leads to its stub gets the target known for
+ *    it (resolved before the attach or by the loader meanwhile) or stays lazy, a -fno-plt
+ *    slot its load-time target. The per-thread state (a pending re-point, the setjmp ring)
+ *    carries the hooking's generation: a thread's stale one is ignored in the next attach.
  */
 #define REC_HOOK_FPSAFE 1
 #include "libmcount/internal.h"
 #include "libmcount/mcount_plt.h"
+#include "libmcount/mcount_dynamic.h"
 #include "libmcount/mcount_args.h"
 #include "libmcount/mcount_filter.h"
 #include "librecord/rec_elf.h"
@@ -80,6 +88,12 @@ struct mc_plt_mod {
 	uint32_t nrel;
 	uintptr_t *resolved; /* nrel entries: the real target, 0 while unknown */
 	uint8_t *flags;	     /* nrel entries: MC_PLT_* */
+	/* attached only, for mc_plt_unhook */
+	uintptr_t **slots;	    /* -fno-plt: nrel entries, each reloc's slot */
+	uintptr_t relro, relro_end; /* the GOT's RELRO pages (0: none) */
+	void *mem, *code;	    /* resolved/flags/slots; -fno-plt's stubs */
+	size_t bytes, code_len;
+	int id_ours; /* GOT[1] was 0 (BIND_NOW): ours to clear */
 };
 #define MC_PLT_SKIP   1 /* not traced */
 #define MC_PLT_SETJMP 2 /* the setjmp family */
@@ -102,6 +116,11 @@ static __thread uintptr_t mc_plt_jumping;
 /* the traced call this thread last sent to the resolver, its slot not re-pointed yet */
 static __thread struct mc_plt_mod *mc_plt_pend_mod;
 static __thread uint32_t mc_plt_pend_idx;
+/* attached: the hooking these thread-local states belong to (mc_plt_gen when they were set) */
+static __thread uint32_t mc_plt_tgen;
+static uint32_t mc_plt_gen;
+/* attached, after mc_plt_unhook: a call still on its way through us re-points nothing */
+static int mc_plt_off;
 
 static struct mc_plt_mod mc_plt_mods[MC_PLT_MODS];
 static uint32_t mc_plt_nmods;
@@ -194,6 +213,8 @@ static void mc_plt_vfork(uintptr_t *slot)
 
 int mc_plt_setjmp_known(const void *env)
 {
+	if (mc_plt_tgen != mc_plt_gen)
+		return 0;
 	for (uint32_t i = 0; i < MC_PLT_JMPS; i++) {
 		if (mc_plt_jmps[i].env == (uintptr_t)env && mc_plt_jmps[i].slot) {
 			mc_plt_jumping = (uintptr_t)env;
@@ -237,15 +258,31 @@ static void mc_plt_repoint(struct mc_plt_mod *m, uintptr_t k)
 {
 	uintptr_t stub = m->stub0 + 16 * k, now = m->got[3 + k];
 
-	if (now != stub) {
+	if (now != stub && !mc_plt_off) {
 		m->resolved[k] = now;
 		m->got[3 + k] = stub;
 	}
 }
 
+/* attached: this thread's state from an earlier attach is forgotten (cold: once per thread
+ * and attach) */
+static void mc_plt_new_gen(void)
+{
+	mc_plt_pend_mod = NULL;
+	mc_plt_njmps = 0;
+	mc_plt_jumping = 0;
+	memset(mc_plt_jmps, 0, sizeof(mc_plt_jmps));
+	mc_plt_tgen = mc_plt_gen;
+}
+
 void mc_plt_fix_pending(void)
 {
 	struct mc_plt_mod *m = mc_plt_pend_mod;
+
+	if (unlikely(mc_plt_tgen != mc_plt_gen)) {
+		mc_plt_new_gen();
+		return;
+	}
 
 	if (m) {
 		mc_plt_pend_mod = NULL;
@@ -301,6 +338,8 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 	*resolver = m && m->resolver ? m->resolver : mc_plt_any_resolver;
 	if (unlikely(!m || idx >= m->nrel))
 		return 0;
+	if (unlikely(mc_plt_tgen != mc_plt_gen))
+		mc_plt_new_gen();
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	target = m->resolved[idx];
@@ -331,6 +370,8 @@ uintptr_t mc_plt_exit(uintptr_t *sp)
 	/* a vfork pending on this thread: which process returns, and with whose state */
 	if (unlikely(rec_vfork_pid))
 		rec_vfork_return();
+	if (unlikely(mc_plt_tgen != mc_plt_gen))
+		mc_plt_new_gen();
 	j = mc_plt_landing(sp);
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
@@ -417,6 +458,8 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 	if (rec_elf_plt(&em, &plt) < 0 || (!plt.noplt && !got))
 		goto out;
 	bytes = plt.nrel * (sizeof(uintptr_t) + 1);
+	if (mc_attached && plt.noplt)
+		bytes += plt.nrel * sizeof(uintptr_t); /* the slots, for mc_plt_unhook */
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		goto out;
@@ -430,7 +473,11 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 				 .resolved = mem,
 				 .flags = (uint8_t *)mem + plt.nrel * sizeof(uintptr_t),
 				 .resolver = plt.noplt ? 0 : got[2],
-				 .id = plt.noplt ? (uintptr_t)m : got[1]};
+				 .id = plt.noplt ? (uintptr_t)m : got[1],
+				 .mem = mem,
+				 .bytes = bytes};
+	if (mc_attached && plt.noplt)
+		m->slots = (uintptr_t **)((uint8_t *)mem + plt.nrel * (sizeof(uintptr_t) + 1));
 	if (plt.noplt) {
 		code_len = MC_NOPLT_HEAD + MC_NOPLT_STUB * plt.nrel;
 		code = mmap(NULL, code_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -447,6 +494,10 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 			relro_end = base + phdr[i].p_vaddr + phdr[i].p_memsz;
 		}
 	}
+	m->relro = relro;
+	m->relro_end = relro_end;
+	m->code = code;
+	m->code_len = code_len;
 	/* -z now: the GOT is read-only by now; writable while we set it */
 	if (relro && mprotect((void *)relro, relro_end - relro, PROT_READ | PROT_WRITE) < 0)
 		goto unmap;
@@ -454,6 +505,7 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 		/* BIND_NOW leaves GOT[1] 0: an id of our own for the hooker to find us by */
 		m->id = (uintptr_t)m;
 		got[1] = m->id;
+		m->id_ours = 1;
 	}
 	if (m->resolver && !mc_plt_any_resolver)
 		mc_plt_any_resolver = m->resolver;
@@ -465,6 +517,8 @@ static int mc_plt_hook(const char *path, uintptr_t base, const ElfW(Phdr) * phdr
 		if (plt.noplt) {
 			uintptr_t *slot = (uintptr_t *)(base + plt.rela[i].r_offset);
 
+			if (m->slots)
+				m->slots[i] = slot;
 			/* bound at load time; 0 (an undefined weak function the program tests
 			 * for) stays 0. Pointed at our stub once published, below */
 			m->resolved[i] = m->flags[i] & MC_PLT_SKIP ? 0 : *slot;
@@ -563,5 +617,59 @@ void mc_plt_setup(void)
 
 	if (mc_plt_env("FLIGHTREC_NO_LIBCALL"))
 		return;
+	mc_plt_off = 0;
 	dl_iterate_phdr(mc_plt_module, &first);
+}
+
+/* one module's slots back (see the top); RELRO pages writable meanwhile */
+static void mc_plt_unhook_mod(struct mc_plt_mod *m)
+{
+	if (m->relro &&
+	    mprotect((void *)m->relro, m->relro_end - m->relro, PROT_READ | PROT_WRITE) < 0) {
+		rec_warn("libmcount: the PLT slots of a module cannot be put back: %s",
+			 strerror(errno));
+		return;
+	}
+	for (uint32_t i = 0; i < m->nrel; i++) {
+		if (m->flags[i] & MC_PLT_SKIP)
+			continue; /* never changed */
+		if (!m->stub0) {
+			if (m->slots)
+				*m->slots[i] = m->resolved[i];
+		} else if (m->got[3 + i] == m->stub0 + 16 * i && m->resolved[i]) {
+			m->got[3 + i] = m->resolved[i];
+		}
+	}
+	if (m->stub0) {
+		m->got[2] = m->resolver;
+		if (m->id_ours)
+			m->got[1] = 0;
+	}
+	if (m->relro)
+		mprotect((void *)m->relro, m->relro_end - m->relro, PROT_READ);
+}
+
+void mc_plt_unhook(const struct mc_attach_th *th, size_t n, int inside)
+{
+	uint32_t nmods = mc_plt_nmods;
+
+	mc_plt_off = 1;
+	for (uint32_t k = 0; k < nmods; k++)
+		mc_plt_unhook_mod(&mc_plt_mods[k]);
+	if (inside)
+		return; /* a thread on its way through the hooker still reads the tables */
+	for (uint32_t k = 0; k < nmods; k++) {
+		struct mc_plt_mod *m = &mc_plt_mods[k];
+		int busy = 0;
+
+		for (size_t i = 0; i < n && m->code; i++)
+			busy |= th[i].ip >= (uintptr_t)m->code &&
+				th[i].ip < (uintptr_t)m->code + m->code_len;
+		if (m->code && !busy)
+			munmap(m->code, m->code_len);
+		munmap(m->mem, m->bytes);
+	}
+	__atomic_store_n(&mc_plt_nmods, 0, __ATOMIC_RELEASE);
+	mc_plt_any_resolver = 0;
+	mc_plt_gen++;
 }

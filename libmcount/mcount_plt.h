@@ -25,6 +25,11 @@ static inline int mc_plt_nest_wanted(void)
 
 	return n && *n && strcmp(n, "0") && !(o && *o && strcmp(o, "0"));
 }
+/* Attached, on detach (every thread stopped): every slot the hooking changed put back, and,
+ * unless INSIDE (a thread stays inside our code), the tables unmapped, with the -fno-plt
+ * stubs none of the N threads TH (mcount_dynamic.h) stopped on. */
+struct mc_attach_th;
+void mc_plt_unhook(const struct mc_attach_th *th, size_t n, int inside);
 /* the trampolines' C halves (mcount_plt_tramp.S) */
 uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_t *resolver,
 		       const uintptr_t *regs);

@@ -353,6 +353,15 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 	return t;
 }
 
+int rec_thread_attaching_at(uintptr_t tp)
+{
+	/* initial-exec: at the same offset from every thread's pointer */
+	intptr_t off =
+		(intptr_t)((uintptr_t)&rec_attaching - (uintptr_t)__builtin_thread_pointer());
+
+	return *(volatile uint8_t *)(tp + (uintptr_t)off);
+}
+
 /* Drop policy and friends: the event that did not fit is lost. */
 static void *rec_reserve_drop(struct rec_thread *t)
 {

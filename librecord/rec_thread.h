@@ -118,6 +118,9 @@ struct rec_thread *rec_thread_get_slow(void);
  * does not record, called only to attach early): when the thread cannot attach, nothing is
  * counted lost for this call. */
 struct rec_thread *rec_thread_get_quiet(void);
+/* Another thread, stopped by a tracer (`flightrec record -p` detaching), whose thread pointer
+ * is TP: it is inside rec_thread_get_slow's attach, its hook still to go on. */
+int rec_thread_attaching_at(uintptr_t tp);
 /* Out of line: switch chunks under the policy; NULL means the event was dropped (counted). */
 void *rec_reserve_slow(struct rec_thread *t, size_t n);
 

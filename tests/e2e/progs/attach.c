@@ -8,6 +8,10 @@
  *   attach MS pthexit   one such thread, which prints its sum; the main thread leaves
  *               through pthread_exit at once (a zombie while the process runs on: /proc/PID
  *               has no memory map then), the process exits 0 when the thread ends.
+ *   attach MS spin   as `attach MS`, and a fourth thread calls at_spin() every ~10 us of busy
+ *               waiting for MS milliseconds (a thread never far from at_spin's patch site and
+ *               in no system call, for the cases that step it inside), then prints
+ *               "spin: done".
  * The output and exit status depend on nothing but MS: an attached run must print exactly
  * what an unattached one does. No .expect file: the counts depend on when we attach.
  */
@@ -27,6 +31,36 @@ __attribute__((noinline)) long at_leaf(long x)
 __attribute__((noinline)) long at_mid(long x)
 {
 	return at_leaf(x) + at_leaf(x + 1);
+}
+
+__attribute__((noinline)) long at_spin(long x)
+{
+	return x ^ (x >> 3);
+}
+
+static void *at_spinner(void *arg)
+{
+	struct timespec now, end;
+	long acc = (long)arg;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += at_ms / 1000;
+	end.tv_nsec += at_ms % 1000 * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	do {
+		for (int i = 0; i < 64; i++) {
+			acc += at_spin(acc + i);
+			/* ~10 us: a trace of a few MB a second, and a few hundred single
+			 * steps to at_spin */
+			for (int j = 0; j < 256; j++)
+				__builtin_ia32_pause();
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	return (void *)acc; /* depends on the time: not printed */
 }
 
 static void *at_worker(void *arg)
@@ -49,14 +83,18 @@ static void *at_lone_worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[3];
+	pthread_t t[3], spinner;
 	long total = 0;
+	int spin;
 
 	at_ms = argc > 1 ? atol(argv[1]) : 1000;
 	if (argc > 2 && !strcmp(argv[2], "pthexit")) {
 		pthread_create(&t[0], NULL, at_lone_worker, NULL);
 		pthread_exit(NULL);
 	}
+	spin = argc > 2 && !strcmp(argv[2], "spin");
+	if (spin)
+		pthread_create(&spinner, NULL, at_spinner, NULL);
 	for (long i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, at_worker, (void *)i);
 	for (int i = 0; i < 3; i++) {
@@ -64,6 +102,10 @@ int main(int argc, char **argv)
 		pthread_join(t[i], &r);
 		total += (long)r;
 		printf("worker %d: %ld\n", i, (long)r);
+	}
+	if (spin) {
+		pthread_join(spinner, NULL);
+		printf("spin: done\n");
 	}
 	printf("total %ld\n", total);
 	return (int)(total % 7);
