@@ -404,7 +404,9 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 		return -1;
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
-	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	/* late_open: a drainer may open the thread after its first records; the line is stamped
+	 * when it attached, never later than them */
+	uftrace_stamp(ts, sizeof(ts), t->attach_ns ? t->attach_ns : rec_clock_ns());
 	n = rec_snprintf(line, sizeof(line), "TASK timestamp=%s tid=%d pid=%d\n", ts, (int)t->tid,
 			 (int)s->pid);
 	uftrace_append_task(line, n);
@@ -542,6 +544,8 @@ const struct rec_sink uftrace_sink = {
 	.open_session = uftrace_open_session,
 	.fork_child = uftrace_fork_child,
 	.open_thread = uftrace_open_thread,
+	/* salvage_uftrace makes a <tid>.dat and a TASK line a killed process did not write */
+	.late_open = 1,
 	.write_chunk = uftrace_write_chunk,
 	.close_thread = uftrace_close_thread,
 	.finish = uftrace_finish,
