@@ -212,7 +212,11 @@ static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 	munmap(t, t->alloc_size);
 }
 
-/* Is t's late open left to the helper (rec_helper_serve_late)? */
+/* Is t's late open left to the helper (rec_helper_serve_late)? Always, when there is one:
+ * the flusher then closes the other ended threads meanwhile (an ended thread's open done
+ * here made the flusher the longer path of a short thread's ring back to the pool, where
+ * new threads wait for it: 5x as many missed it and made a ring of their own), and the
+ * helper wakes it once done. */
 static int rec_flusher_late_left(struct rec_thread *t)
 {
 	return __atomic_load_n(&t->open_pending, __ATOMIC_ACQUIRE) &&
@@ -228,11 +232,10 @@ static void rec_flusher_pass(void)
 	int overwrite = policy == REC_POLICY_OVERWRITE;
 
 	/* threads that ended first: their rings go back to the pool, where a thread starting now
-	 * may be waiting for one (rec_ringpool_claim); the list is newest first. One the helper
-	 * has not opened yet is opened here (rec_thread_drain), not waited for */
+	 * may be waiting for one (rec_ringpool_claim); the list is newest first */
 	for (struct rec_thread *e = t; e; e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
 		if (e->closed || !__atomic_load_n(&e->exited, __ATOMIC_ACQUIRE) ||
-		    rec_thread_drain_try(e, 0) < 0)
+		    rec_flusher_late_left(e) || rec_thread_drain_try(e, 0) < 0)
 			continue;
 		rec_thread_drain(e, 1);
 		rec_thread_close(e, 1);
@@ -242,10 +245,9 @@ static void rec_flusher_pass(void)
 		if (t->closed)
 			continue;
 		rec_thread_prefault_ahead(t);
-		/* a live thread that took a spare ring on its own is the helper's to open first
-		 * (its chunks wait for that); an ended one, or without a helper, the flusher's
-		 * (rec_thread_drain): its ring goes back to the pool the sooner */
-		if (!exited && rec_flusher_late_left(t))
+		/* a thread that took a spare ring on its own is the helper's to open first (its
+		 * chunks wait for that); without a helper, the flusher's (rec_thread_drain) */
+		if (rec_flusher_late_left(t))
 			continue;
 		if ((drain_policy || overwrite) && !exited)
 			continue; /* the owner drains its own, or the ring is kept until the end */

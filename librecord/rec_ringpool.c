@@ -204,7 +204,10 @@ int rec_ringpool_claim(struct rec_thread *t)
 {
 	struct rec_ringpool_ent e;
 
-	if (!rec_ringpool_max() || rec_ringpool_pop(&e, 1) < 0)
+	/* no wait here for a ring an ended thread is giving back: threads that start together
+	 * would all wait at once, each with its own deadline, and all miss together; the caller
+	 * asks the helper instead, which waits for one at a time (rec_ringpool_take) */
+	if (!rec_ringpool_max() || rec_ringpool_pop(&e, 0) < 0)
 		return -1;
 	rec_ringpool_give(t, &e);
 	return 0;

@@ -135,9 +135,8 @@ static int rec_ring_create(struct rec_thread *t)
 	int fd, err;
 
 	/* an ended thread's ring, or a spare the flusher made: no file to make, nothing to
-	 * allocate or fault in (rec_ringpool.h); a late_open sink's thread has waited for one
-	 * already (rec_ringpool_claim) */
-	if (rec_ringpool_take(t, !rec_sess.sink->late_open) == 0)
+	 * allocate or fault in (rec_ringpool.h); waiting for one an ended thread is giving back */
+	if (rec_ringpool_take(t, 1) == 0)
 		return 0;
 	rec_ring_name(name, sizeof(name), t->pid, t->tid);
 	/* kept off the low numbers, checked: a program may dup2 over any number meanwhile, and

@@ -374,13 +374,21 @@ static void uftrace_xcode_ev(void *arg, const struct fn_ev *ev)
 	/* an exit with no open frame (its entry before a gap) is left out */
 }
 
-/* <tid>.dat for one write (rec_sink.thread_fd), -1 if it cannot be opened */
+/* <tid>.dat for one write (rec_sink.thread_fd), -1 if it cannot be opened. Without O_CREAT
+ * first: it is there once open_thread made it, and an O_CREAT open locks the directory for
+ * writing even when the file exists, so the flusher's opens and the helper's creations of
+ * new threads' files (O_CREAT) waited for each other, spinning (a sixth of the CPU of 1000
+ * short threads). Made when it is not there (removed behind our back, an exec'ed image). */
 static int uftrace_thread_fd(struct rec_session *s, struct rec_thread *t)
 {
 	char name[32];
+	int fd;
 
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
-	return rec_open_write_kept(s->dirfd, name, O_APPEND);
+	fd = rec_openat_kept(s->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0 && errno == ENOENT)
+		fd = rec_open_write_kept(s->dirfd, name, O_APPEND);
+	return fd;
 }
 
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
