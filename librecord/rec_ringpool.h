@@ -41,9 +41,10 @@
  * it: 0; -1 when the pool has none (the caller makes one). WAIT: for a ring an ended thread
  * is giving back, when the pool is empty (2 ms at most). */
 int rec_ringpool_take(struct rec_thread *t, int wait);
-/* The same without the helper (waiting as rec_ringpool_take), on the attaching thread: the ring
- * keeps its pool name (t->pool_named, t->pool_id), its header says whose it is (salvage
- * reads it as t's ring); no descriptor is opened. 0, or -1 when the pool is empty. */
+/* The same without the helper and without waiting, on the attaching thread: the ring keeps
+ * its pool name (t->pool_named, t->pool_id), its header says whose it is (salvage reads it as
+ * t's ring); no descriptor is opened. 0, or -1 when the pool is empty (the caller asks the
+ * helper, whose rec_ringpool_take waits). */
 int rec_ringpool_claim(struct rec_thread *t);
 /* A drainer, for a ring rec_ringpool_claim gave: rename it ring.<pid>.<tid>; 0, or -1 (it
  * keeps its pool name: rec_ring_file_name_of says which). */
