@@ -186,12 +186,14 @@ static void rec_ringpool_give(struct rec_thread *t, const struct rec_ringpool_en
 	eager = rec_sess.cfg.chunk_size < REC_RINGPOOL_EAGER ? rec_sess.cfg.chunk_size
 							     : REC_RINGPOOL_EAGER;
 	rec_ringpool_populate(e->map, REC_RING_HDR_SIZE + eager);
-	/* the whole header, then (release) the thread's first chunk: a SIGKILL leaves salvage a
+	/* the whole header, then the thread's first chunk: a SIGKILL leaves salvage a
 	 * pool file whose header names no thread (nothing recorded: removed) or names this
 	 * one, whole (read as its ring; the pool file's chunk headers were cleared when it came
 	 * back) */
 	rec_ring_hdr_init((struct rec_ring_hdr *)e->map, t);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* program order is what a kill leaves (every store made by then reaches the page
+	 * cache): the compiler must not sink the header's stores below the chunk's */
+	__atomic_signal_fence(__ATOMIC_RELEASE);
 	t->ring = e->map;
 	t->ring_size = rec_ringpool_size();
 	t->ring_fd = -1;
