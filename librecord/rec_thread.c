@@ -53,8 +53,8 @@ __thread uint8_t rec_in_runtime __attribute__((tls_model("initial-exec")));
  * signal handler's), counted as lost_nested once the thread has its state */
 static __thread uint8_t rec_attaching __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rec_attach_lost __attribute__((tls_model("initial-exec")));
-/* this thread got no ring (file system full): its events are counted lost_dead, since no
- * state of its own can hold them */
+/* this thread got no ring, or the sink could not make its file (file system full, no inode
+ * left): its events are counted lost_dead, since no state of its own can hold them */
 static __thread uint8_t rec_noring __attribute__((tls_model("initial-exec")));
 /* the hook attaching now stands for no event (rec_thread_get_quiet) */
 static __thread uint8_t rec_quiet __attribute__((tls_model("initial-exec")));
@@ -353,6 +353,9 @@ static struct rec_thread *rec_thread_attach(void)
 		rec_noring = 1;
 		goto fail;
 	default:
+		/* the sink could not make its file (no inode left: ENOSPC) and said so: this
+		 * thread's events are counted lost_dead too, never dropped unseen */
+		rec_noring = 1;
 		goto fail;
 	}
 attached:
