@@ -1,9 +1,10 @@
 /*
- * cmd_stats: `flightrec stats [--calls] PATH`.
+ * cmd_stats: `flightrec stats [--calls] [-j N] PATH`.
  *
  * Role: parse the options, recognise PATH's format and run its statistics. With --calls only
  * "<count> <name>" lines are printed, sorted by name, for comparison with other tools'
- * per-function call counts.
+ * per-function call counts. -j N: the formats that can (uftrace.data) read up to N per-thread
+ * files at once; the output is the same as with -j 1.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,16 +14,19 @@
 #include "cli/progress.h"
 
 static const char usage[] =
-	"usage: flightrec stats [--calls] PATH\n"
+	"usage: flightrec stats [--calls] [-j N] PATH\n"
 	"  Per thread: records, entries, exits, events, lost, bytes, first/last time; totals;\n"
 	"  call counts per function; and the runtime's own counters when PATH/.flightrec/\n"
 	"  holds stats.<pid> files.\n"
-	"  --calls   print only \"<count> <name>\" lines (entries per function), sorted by name\n";
+	"  --calls   print only \"<count> <name>\" lines (entries per function), sorted by name\n"
+	"  -j, --jobs N  read up to N per-thread files at once (uftrace.data; default: one per\n"
+	"            CPU); the output is the same\n";
 
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "calls", no_argument, NULL, 'c' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -32,10 +36,17 @@ int cmd_stats(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o.calls = true;
+			break;
+		case 'j':
+			o.jobs = cli_parse_jobs(optarg);
+			if (!o.jobs)
+				return cli_usage_error(usage, "stats: -j wants a number from 1 "
+							      "to 1024, not '%s'",
+						       optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);

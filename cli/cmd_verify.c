@@ -4,7 +4,8 @@
  * Role: parse the options, recognise PATH's format and run its verifier. On the first broken
  * rule the verifier prints ONE line "flightrec: FILE: offset 0xOFF: RULE" and the command
  * exits 1; on success it prints "PATH: ok (...)" unless -q. -j N: the formats that have one
- * file per thread (uftrace.data) check up to N of them at once, as many as CPUs by default;
+ * file per thread (uftrace.data, ovni traces) check up to N of them at once, as many as CPUs
+ * by default;
  * the answer is the same whatever N (the first error in file order, the same counts).
  * verify, stats and dump draw a progress line on a terminal (cli/progress.c).
  */

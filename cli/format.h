@@ -25,7 +25,8 @@ struct cli_dump_opts {
 };
 
 struct cli_stats_opts {
-	bool calls; /* only "<count> <name>" lines, sorted by name */
+	bool calls;    /* only "<count> <name>" lines, sorted by name */
+	unsigned jobs; /* -j: per-thread files read at once where the format can (0: per CPU) */
 };
 
 struct conv_stream;

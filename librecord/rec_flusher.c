@@ -73,6 +73,48 @@ static void rec_fd_serve(void)
 	}
 }
 
+static int rec_helper_ensure(void);
+
+/* The helper's share of the threads that took a spare ring on their own: each claimed
+ * (open_pending 1 -> 2) under the lock, so that none is closed and freed meanwhile (a close
+ * waits for the open), then opened without it, a few at a time. */
+static void rec_helper_serve_late(void)
+{
+	struct rec_thread *batch[16];
+	size_t n;
+
+	do {
+		uint32_t left = __atomic_load_n(&rec_sess.late_pending, __ATOMIC_RELAXED);
+
+		n = 0;
+		if (!left)
+			return;
+		pthread_mutex_lock(&rec_sess.lock);
+		/* newest first: the pending ones are near the head */
+		for (struct rec_thread *t = rec_sess.threads; t && n < 16 && n < left;
+		     t = t->next) {
+			uint32_t want = 1;
+			if (__atomic_compare_exchange_n(&t->open_pending, &want, 2, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				batch[n++] = t;
+		}
+		pthread_mutex_unlock(&rec_sess.lock);
+		for (size_t i = 0; i < n; i++)
+			rec_thread_open_late_run(batch[i]);
+		if (n)
+			rec_flusher_wake(); /* their chunks, and the ended ones' close, are its */
+	} while (n == 16);
+}
+
+int rec_helper_open_late(void)
+{
+	if (rec_fd_private || rec_helper_ensure() < 0)
+		return -1;
+	__atomic_add_fetch(&rec_sess.helper_wake, 1, __ATOMIC_RELEASE);
+	rec_futex(&rec_sess.helper_wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+	return 0;
+}
+
 /* The helper (rec_session.helper_started): never traced, every signal blocked, in a
  * descriptor table of its own; it only runs what rec_fd_call asks, oldest first. */
 static void *rec_helper_main(void *arg)
@@ -89,6 +131,7 @@ static void *rec_helper_main(void *arg)
 	__atomic_store_n(&rec_sess.helper_tid, rec_gettid(), __ATOMIC_RELEASE);
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&rec_sess.helper_wake, __ATOMIC_ACQUIRE);
+		rec_helper_serve_late();
 		rec_fd_serve();
 		if (__atomic_load_n(&rec_sess.helper_quit, __ATOMIC_ACQUIRE))
 			break; /* detached (rec_flusher_end_helpers): no ask can come any more */
@@ -169,6 +212,17 @@ static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 	munmap(t, t->alloc_size);
 }
 
+/* Is t's late open left to the helper (rec_helper_serve_late)? Always, when there is one:
+ * the flusher then closes the other ended threads meanwhile (an ended thread's open done
+ * here made the flusher the longer path of a short thread's ring back to the pool, where
+ * new threads wait for it: 5x as many missed it and made a ring of their own), and the
+ * helper wakes it once done. */
+static int rec_flusher_late_left(struct rec_thread *t)
+{
+	return __atomic_load_n(&t->open_pending, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE);
+}
+
 static void rec_flusher_pass(void)
 {
 	struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE);
@@ -177,11 +231,24 @@ static void rec_flusher_pass(void)
 	int drain_policy = policy == REC_POLICY_DRAIN;
 	int overwrite = policy == REC_POLICY_OVERWRITE;
 
+	/* threads that ended first: their rings go back to the pool, where a thread starting now
+	 * may be waiting for one (rec_ringpool_claim); the list is newest first */
+	for (struct rec_thread *e = t; e; e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
+		if (e->closed || !__atomic_load_n(&e->exited, __ATOMIC_ACQUIRE) ||
+		    rec_flusher_late_left(e) || rec_thread_drain_try(e, 0) < 0)
+			continue;
+		rec_thread_drain(e, 1);
+		rec_thread_close(e, 1);
+	}
 	for (; t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
 		int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
 		if (t->closed)
 			continue;
 		rec_thread_prefault_ahead(t);
+		/* a thread that took a spare ring on its own is the helper's to open first (its
+		 * chunks wait for that); without a helper, the flusher's (rec_thread_drain) */
+		if (rec_flusher_late_left(t))
+			continue;
 		if ((drain_policy || overwrite) && !exited)
 			continue; /* the owner drains its own, or the ring is kept until the end */
 		/* help policy: the producer may be writing its own chunks right now (it cannot

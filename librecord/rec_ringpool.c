@@ -67,6 +67,14 @@ static void rec_ring_file_name(char *buf, size_t size, const struct rec_thread *
 	rec_snprintf(buf, size, "ring.%d.%d", (int)t->pid, (int)t->tid);
 }
 
+void rec_ring_file_name_of(char *buf, size_t size, const struct rec_thread *t)
+{
+	if (t->pool_named)
+		rec_ringpool_name(buf, size, t->pool_id);
+	else
+		rec_ring_file_name(buf, size, t);
+}
+
 /* Fault in for writing (a shared file mapping is otherwise populated read-only, and each
  * first store would take a page_mkwrite fault in the hot path). */
 static void rec_ringpool_populate(uint8_t *p, size_t len)
@@ -122,21 +130,16 @@ static void rec_ringpool_drop(const struct rec_ringpool_ent *e)
 	unlinkat(rec_sess.ringdirfd, name, 0);
 }
 
-int rec_ringpool_take(struct rec_thread *t)
+/* A spare ring for an attaching thread, out of the pool (0), or -1 when it has none. WAIT:
+ * when it is empty but a thread that ended is about to give its ring back (the flusher writes
+ * its last chunk and closes it), wait for that: a fraction of a millisecond costs less than
+ * making a ring (a few ms) that the pool, full again, then throws away. Woken the moment a
+ * thread is closed (rec_ringpool_closed), not polled: a sleep of a fixed step overslept on a
+ * loaded machine. */
+static int rec_ringpool_pop(struct rec_ringpool_ent *e, int wait)
 {
-	struct rec_ringpool_ent e;
-	char from[64], to[64];
-	size_t eager;
-
-	if (!rec_ringpool_max())
-		return -1;
 	pthread_mutex_lock(&rec_sess.lock);
-	/* Empty, but a thread that ended is about to give its ring back (the flusher writes
-	 * its last chunk and closes it): waiting for that, a fraction of a millisecond, costs
-	 * less than making a ring (a few ms) that the pool, full again, then throws away.
-	 * Woken the moment a thread is closed (rec_ringpool_closed), not polled: a sleep of a
-	 * fixed step overslept on a loaded machine. */
-	for (uint64_t deadline = 0, now;;) {
+	for (uint64_t deadline = 0, now; wait;) {
 		/* read before the test: a close after it bumps the word, and the wait returns */
 		uint32_t seen = __atomic_load_n(&rec_pool_gen, __ATOMIC_ACQUIRE);
 		struct timespec ts;
@@ -156,14 +159,21 @@ int rec_ringpool_take(struct rec_thread *t)
 		pthread_mutex_lock(&rec_sess.lock);
 	}
 	if (!rec_pool_count || rec_pool_off) {
-		if (rec_sess.nthreads) /* the image's first thread always makes its ring */
+		if (wait && rec_sess.nthreads) /* the image's first thread always makes its ring */
 			rec_pool_misses++;
 		pthread_mutex_unlock(&rec_sess.lock);
 		return -1;
 	}
 	/* the ring that came back last: its pages are the likeliest to be in and writable */
-	e = rec_pool[--rec_pool_count];
+	*e = rec_pool[--rec_pool_count];
 	pthread_mutex_unlock(&rec_sess.lock);
+	return 0;
+}
+
+/* Ring E, out of the pool, to attaching thread T under its pool name (rec_ringpool.h). */
+static void rec_ringpool_give(struct rec_thread *t, const struct rec_ringpool_ent *e)
+{
+	size_t eager;
 
 	/* The chunks a thread faulted in (or the flusher for it) stay in the page cache and
 	 * mapped, but may have been written back since (mapped read-only again: the first
@@ -175,20 +185,64 @@ int rec_ringpool_take(struct rec_thread *t)
 	 * in a ring that wrapped around, never SIGBUS: every block stays allocated. */
 	eager = rec_sess.cfg.chunk_size < REC_RINGPOOL_EAGER ? rec_sess.cfg.chunk_size
 							     : REC_RINGPOOL_EAGER;
-	rec_ringpool_populate(e.map, REC_RING_HDR_SIZE + eager);
-	/* the whole header before the name says whose it is: salvage reads ring.* files only
-	 * (the pool file's chunk headers were cleared when it came back) */
-	rec_ring_hdr_init((struct rec_ring_hdr *)e.map, t);
-	rec_ringpool_name(from, sizeof(from), e.id);
-	rec_ring_file_name(to, sizeof(to), t);
-	if (renameat(rec_sess.ringdirfd, from, rec_sess.ringdirfd, to) < 0) {
-		rec_ringpool_drop(&e); /* the caller makes a ring, and says why if it cannot */
-		return -1;
-	}
-	t->ring = e.map;
+	rec_ringpool_populate(e->map, REC_RING_HDR_SIZE + eager);
+	/* the whole header, then the thread's first chunk: a SIGKILL leaves salvage a
+	 * pool file whose header names no thread (nothing recorded: removed) or names this
+	 * one, whole (read as its ring; the pool file's chunk headers were cleared when it came
+	 * back) */
+	rec_ring_hdr_init((struct rec_ring_hdr *)e->map, t);
+	/* program order is what a kill leaves (every store made by then reaches the page
+	 * cache): the compiler must not sink the header's stores below the chunk's */
+	__atomic_signal_fence(__ATOMIC_RELEASE);
+	t->ring = e->map;
 	t->ring_size = rec_ringpool_size();
 	t->ring_fd = -1;
-	t->prefaulted = e.prefaulted;
+	t->prefaulted = e->prefaulted;
+	t->pool_id = e->id;
+	t->pool_named = 1;
+}
+
+int rec_ringpool_claim(struct rec_thread *t)
+{
+	struct rec_ringpool_ent e;
+
+	/* no wait here for a ring an ended thread is giving back: threads that start together
+	 * would all wait at once, each with its own deadline, and all miss together; the caller
+	 * asks the helper instead, which waits for one at a time (rec_ringpool_take) */
+	if (!rec_ringpool_max() || rec_ringpool_pop(&e, 0) < 0)
+		return -1;
+	rec_ringpool_give(t, &e);
+	return 0;
+}
+
+int rec_ringpool_take(struct rec_thread *t, int wait)
+{
+	struct rec_ringpool_ent e;
+
+	if (!rec_ringpool_max() || rec_ringpool_pop(&e, wait) < 0)
+		return -1;
+	rec_ringpool_give(t, &e);
+	/* then named after the thread (salvage reads it by either name) */
+	if (rec_ringpool_name_ring(t) < 0) {
+		rec_ringpool_drop(&e); /* the caller makes a ring, and says why if it cannot */
+		t->ring = NULL;
+		t->pool_named = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int rec_ringpool_name_ring(struct rec_thread *t)
+{
+	char from[64], to[64];
+
+	if (!t->pool_named)
+		return 0;
+	rec_ringpool_name(from, sizeof(from), t->pool_id);
+	rec_ring_file_name(to, sizeof(to), t);
+	if (renameat(rec_sess.ringdirfd, from, rec_sess.ringdirfd, to) < 0)
+		return -1;
+	t->pool_named = 0;
 	return 0;
 }
 
@@ -207,6 +261,7 @@ int rec_ringpool_put(struct rec_thread *t)
 	int full;
 
 	if (!t->ring || t->ring_size != rec_ringpool_size() || t->pid != rec_sess.pid ||
+	    t->pool_named ||
 	    __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE)
 		return -1;
 	pthread_mutex_lock(&rec_sess.lock);
@@ -221,6 +276,9 @@ int rec_ringpool_put(struct rec_thread *t)
 	rec_ringpool_name(to, sizeof(to), e.id);
 	if (renameat(rec_sess.ringdirfd, from, rec_sess.ringdirfd, to) < 0)
 		return -1;
+	/* a pool file whose header names a thread is that thread's ring to salvage
+	 * (rec_ringpool_claim): this one names none any more */
+	__atomic_store_n(&((struct rec_ring_hdr *)t->ring)->tid, 0, __ATOMIC_RELEASE);
 	/* the chunks it took (their pages are in: it wrote them); the others are still zeroes */
 	taken = t->seq < cfg->chunk_count ? t->seq : cfg->chunk_count;
 	for (uint64_t i = 0; i < taken; i++)

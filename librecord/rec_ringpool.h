@@ -13,8 +13,9 @@
  * (a full disk needs their space for the trace) or finish began.
  *
  * Invariants (doc/design.md "Ring pool"):
- *  - a pooled ring is named pool.<pid>.<n> in .flightrec: salvage never reads it (its chunks
- *    were all written before it came back) and removes it once the process is dead;
+ *  - a pooled ring is named pool.<pid>.<n> in .flightrec, its header's tid 0: salvage never
+ *    reads it (its chunks were all written before it came back) and removes it once the
+ *    process is dead;
  *  - it keeps every block allocated (posix_fallocate when made, never punched) and its
  *    mapping: a store into it cannot fault on a full disk (no SIGBUS), and the pages the
  *    previous thread touched are still in;
@@ -22,6 +23,10 @@
  *    lost), is renamed away first and only then has its chunk headers cleared; a thread
  *    that takes it writes the whole header before renaming it to ring.<pid>.<tid>, so a
  *    SIGKILL at any point leaves salvage either a pool file or a consistent ring;
+ *  - a ring claimed without the helper (rec_ringpool_claim) keeps its pool name, with the
+ *    taker's whole header in it, until a drainer renames it (rec_ringpool_name_ring):
+ *    salvage reads a pool file whose header names a thread (tid != 0) as that thread's
+ *    ring; a ring that comes back has its header's tid cleared once renamed to pool.*;
  *  - the pool list is guarded by rec_sess.lock (held across fork); a fork child forgets
  *    the parent's spare rings without touching their files.
  */
@@ -33,8 +38,19 @@
 #pragma GCC visibility push(hidden)
 
 /* Give t (attaching: pid and tid set) a ring from the pool, header written and named after
- * it: 0; -1 when the pool has none (the caller makes one). */
-int rec_ringpool_take(struct rec_thread *t);
+ * it: 0; -1 when the pool has none (the caller makes one). WAIT: for a ring an ended thread
+ * is giving back, when the pool is empty (2 ms at most). */
+int rec_ringpool_take(struct rec_thread *t, int wait);
+/* The same without the helper and without waiting, on the attaching thread: the ring keeps
+ * its pool name (t->pool_named, t->pool_id), its header says whose it is (salvage reads it as
+ * t's ring); no descriptor is opened. 0, or -1 when the pool is empty (the caller asks the
+ * helper, whose rec_ringpool_take waits). */
+int rec_ringpool_claim(struct rec_thread *t);
+/* A drainer, for a ring rec_ringpool_claim gave: rename it ring.<pid>.<tid>; 0, or -1 (it
+ * keeps its pool name: rec_ring_file_name_of says which). */
+int rec_ringpool_name_ring(struct rec_thread *t);
+/* The name of t's ring file in .flightrec, whichever it has now. */
+void rec_ring_file_name_of(char *buf, size_t size, const struct rec_thread *t);
 /* t's ring, after the sink closed t: kept for a later thread (0, t->ring is NULL then), or
  * -1 when the pool is full or off (the caller unmaps and unlinks it). */
 int rec_ringpool_put(struct rec_thread *t);

@@ -127,6 +127,24 @@ static int rsv_parse_pool(const char *name, pid_t *pid)
 	return 1;
 }
 
+/* The thread a spare ring's header names: one took it on its own (rec_ringpool_claim) and
+ * recorded into it under its pool name, so it is that thread's ring; 0: a spare nobody took
+ * (made, or back from an ended thread), nothing in it to salvage. */
+static pid_t rsv_pool_owner(int ringdirfd, const char *name)
+{
+	struct rec_ring_hdr h;
+	int fd = openat(ringdirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	ssize_t got;
+
+	if (fd < 0)
+		return 0;
+	got = pread(fd, &h, sizeof(h), 0);
+	close(fd);
+	if (got != (ssize_t)sizeof(h) || memcmp(h.magic, REC_RING_MAGIC, sizeof(h.magic)) != 0)
+		return 0;
+	return h.tid > 0 ? h.tid : 0;
+}
+
 static int rsv_seq_cmp(const void *a, const void *b)
 {
 	const struct rec_salvage_chunk *x = a, *y = b;
@@ -147,12 +165,15 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 	uint64_t cap, done, done_len, wseq, next, untold;
 	size_t n = 0;
 	ssize_t got;
+	bool pool;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->cut_pos = -1;
 	snprintf(r->name, sizeof(r->name), "%s", name);
-	if (!rsv_parse_name(name, &r->pid, &r->tid))
+	/* pool.<pid>.<n>: a spare a thread took (rsv_pool_owner), its tid in the header */
+	pool = !rsv_parse_name(name, &r->pid, &r->tid);
+	if (pool && !rsv_parse_pool(name, &r->pid))
 		RSV_WHY("not a ring file name");
 	if (fstat(fd, &st) < 0)
 		RSV_WHY("fstat: %s", strerror(errno));
@@ -185,6 +206,11 @@ int rec_salvage_ring_load(int fd, const char *name, bool writable, struct rec_sa
 	if ((uint64_t)st.st_size != REC_RING_HDR_SIZE + h.chunk_size * h.chunk_count)
 		RSV_WHY("file size %lld, the header says %llu", (long long)st.st_size,
 			(unsigned long long)(REC_RING_HDR_SIZE + h.chunk_size * h.chunk_count));
+	if (pool) {
+		if (h.tid <= 0)
+			return 1; /* no thread's: nothing recorded into it */
+		r->tid = h.tid;
+	}
 	if (h.pid != r->pid || h.tid != r->tid)
 		RSV_WHY("offset 0x1c: pid/tid %d/%d differ from the file name's", (int)h.pid,
 			(int)h.tid);
@@ -352,7 +378,8 @@ bool rec_salvage_needed(const char *dir)
 		return false;
 	}
 	while (!found && (de = readdir(d)))
-		found = rsv_parse_name(de->d_name, &pid, &tid);
+		found = rsv_parse_name(de->d_name, &pid, &tid) ||
+			(rsv_parse_pool(de->d_name, &pid) && rsv_pool_owner(rfd, de->d_name));
 	closedir(d);
 	return found;
 }
@@ -417,15 +444,19 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 
 		if (rsv_parse_pool(de->d_name, &pid)) {
 			/* a dead process's spare ring: its chunks were written before it was
-			 * pooled (or it never had any); only its disk space is left to give back */
-			if (!o->dry_run && !o->keep_rings &&
-			    !rec_salvage_pid_live(ctx.ringdirfd, pid) &&
-			    unlinkat(ctx.ringdirfd, de->d_name, 0) == 0)
-				spares++;
+			 * pooled (or it never had any); only its disk space is left to give back.
+			 * One whose header names a thread is that thread's ring: salvaged below */
+			if (rec_salvage_pid_live(ctx.ringdirfd, pid))
+				continue;
+			if (!rsv_pool_owner(ctx.ringdirfd, de->d_name)) {
+				if (!o->dry_run && !o->keep_rings &&
+				    unlinkat(ctx.ringdirfd, de->d_name, 0) == 0)
+					spares++;
+				continue;
+			}
+		} else if (!rsv_parse_name(de->d_name, &pid, &tid)) {
 			continue;
 		}
-		if (!rsv_parse_name(de->d_name, &pid, &tid))
-			continue;
 		rep->rings++;
 		fd = openat(ctx.ringdirfd, de->d_name,
 			    (o->dry_run ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);

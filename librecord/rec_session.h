@@ -145,6 +145,10 @@ struct rec_session {
 	pid_t helper_tid;
 	uint32_t helper_wake;
 	uint32_t helper_quit;              /* rec_session_detach: the helper ends */
+	/* threads that took a spare ring on their own and still wait for the helper to name it
+	 * and open them in the sink (rec_thread_open_late): the helper walks the list for them
+	 * only while this is not 0 */
+	uint32_t late_pending;
 	uint32_t flusher_sleeping;
 	uint32_t quit;
 	/* counters of closed threads, and of events from dead threads */
@@ -227,6 +231,10 @@ void rec_flusher_wake(void);
 void rec_flusher_ensure(void);
 /* Stop and join the flusher (finish). */
 void rec_flusher_stop(void);
+/* A thread took a spare ring on its own (open_pending set, on the list): the helper names it
+ * and opens it in the sink, beside the flusher, the thread not waiting. 0, or -1 when there
+ * is no helper (the first drainer does it then). */
+int rec_helper_open_late(void);
 /* rec_session_detach: the keeper and the helper end (after finish, which used the helper) */
 void rec_flusher_end_helpers(void);
 /* Is TID one of the runtime's own threads (flusher, keeper, helper), which run only our code?

@@ -7,7 +7,10 @@
  *   open_session  process image start (constructor), before any thread records
  *   fork_child    in a fork child, before its first thread re-attaches
  *   open_thread   on the helper, for the recording thread that waits, when it first records
- *                 (rec_fd_call: no descriptor of ours in the program's table)
+ *                 (rec_fd_call: no descriptor of ours in the program's table); for a sink
+ *                 with late_open, when the thread took a spare ring, on the first drainer
+ *                 that comes to it (flusher, helper, finish) instead, the thread recording
+ *                 meanwhile
  *   write_chunk   flusher thread (or the helper for the producer under the drain and help
  *                 policies, or finish, on the helper): chunks of one thread arrive in
  *                 sequence order, never concurrently
@@ -61,6 +64,10 @@ struct rec_sink {
 	 * write_chunk; the drainer closes it after (t->sink_fd is -1 between writes). */
 	int (*thread_fd)(struct rec_session *s, struct rec_thread *t);
 	void (*append_unlock)(struct rec_session *s);
+	/* open_thread may run after the thread began recording (rec_thread_open_late): it
+	 * stamps what it writes with t->attach_ns, not the time it runs, and the format's
+	 * salvager recovers a thread it never opened (the files it makes, its metadata) */
+	int late_open;
 };
 
 #endif

@@ -10,12 +10,18 @@
  *    live thread alone) or under the help policy (under drain_lock, when the flusher has not
  *    written its next chunk yet).
  *  - No descriptor of ours is opened, written or closed on a program thread: the ring and the
- *    sink's files are the helper's (rec_fd_call), whose descriptor table is its own.
+ *    sink's files are the helper's (rec_fd_call), whose descriptor table is its own. For a
+ *    sink with late_open, a thread that finds a spare ring takes it on its own, with no
+ *    descriptor and no round trip to the helper (the helper's wake-up and the sink's file
+ *    creation were most of a short thread's cost); the helper, not waited for, or the
+ *    first drainer to come to it names the ring and opens the thread in the sink
+ *    (rec_thread_open_late) before anything of it is written.
  *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
  *    FULL with seq == flush_seq + 1.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
  */
 #include "librecord/rec_fast_asm.h"
+#include "librecord/rec_clock.h"
 #include "librecord/rec_ringpool.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_thread.h"
@@ -23,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,8 +53,8 @@ __thread uint8_t rec_in_runtime __attribute__((tls_model("initial-exec")));
  * signal handler's), counted as lost_nested once the thread has its state */
 static __thread uint8_t rec_attaching __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rec_attach_lost __attribute__((tls_model("initial-exec")));
-/* this thread got no ring (file system full): its events are counted lost_dead, since no
- * state of its own can hold them */
+/* this thread got no ring, or the sink could not make its file (file system full, no inode
+ * left): its events are counted lost_dead, since no state of its own can hold them */
 static __thread uint8_t rec_noring __attribute__((tls_model("initial-exec")));
 /* the hook attaching now stands for no event (rec_thread_get_quiet) */
 static __thread uint8_t rec_quiet __attribute__((tls_model("initial-exec")));
@@ -128,8 +135,8 @@ static int rec_ring_create(struct rec_thread *t)
 	int fd, err;
 
 	/* an ended thread's ring, or a spare the flusher made: no file to make, nothing to
-	 * allocate or fault in (rec_ringpool.h) */
-	if (rec_ringpool_take(t) == 0)
+	 * allocate or fault in (rec_ringpool.h); waiting for one an ended thread is giving back */
+	if (rec_ringpool_take(t, 1) == 0)
 		return 0;
 	rec_ring_name(name, sizeof(name), t->pid, t->tid);
 	/* kept off the low numbers, checked: a program may dup2 over any number meanwhile, and
@@ -195,7 +202,7 @@ static void rec_ring_destroy(struct rec_thread *t, int unlink_file)
 		t->ring_fd = -1;
 	}
 	if (unlink_file) {
-		rec_ring_name(name, sizeof(name), t->pid, t->tid);
+		rec_ring_file_name_of(name, sizeof(name), t);
 		unlinkat(rec_sess.ringdirfd, name, 0);
 	}
 	rec_ringpool_closed();
@@ -265,6 +272,54 @@ static int rec_ring_destroy_fds(void *arg)
 	return 0;
 }
 
+/* What rec_thread_attach_fds leaves for later to a thread that took a spare ring on its own
+ * (rec_ringpool_claim), in a drainer's table: its ring's name, the sink's open_thread. A
+ * ring that cannot be renamed keeps its pool name (salvage reads it all the same); a thread
+ * the sink cannot open has its chunks counted unwritten, lost, as on any failed write. */
+static void rec_thread_open_late_fds(struct rec_thread *t)
+{
+	rec_session_fds_check();
+	if (rec_ringpool_name_ring(t) < 0)
+		rec_debug("ring of thread %d keeps its spare's name: %s", (int)t->tid,
+			  strerror(errno));
+	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0)
+		return;
+	rec_thread_sink_fd_ok(t);
+}
+
+void rec_thread_open_late_run(struct rec_thread *t)
+{
+	rec_thread_open_late_fds(t);
+	__atomic_sub_fetch(&rec_sess.late_pending, 1, __ATOMIC_RELAXED);
+	/* after this store the thread may be closed and freed (by the drainer waiting, whose
+	 * wait reads nothing of t once woken) */
+	if (__atomic_exchange_n(&t->open_pending, 0, __ATOMIC_ACQ_REL) == 3)
+		rec_futex(&t->open_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+void rec_thread_open_late(struct rec_thread *t)
+{
+	uint32_t want = 1;
+
+	if (!__atomic_load_n(&t->open_pending, __ATOMIC_ACQUIRE))
+		return;
+	/* the helper and a drainer may meet here (the flusher, finish, or the helper itself
+	 * under the drain policy): one opens, the other waits for it (slow paths, our threads
+	 * only) */
+	if (__atomic_compare_exchange_n(&t->open_pending, &want, 2, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		rec_thread_open_late_run(t);
+		return;
+	}
+	/* 2: being opened; 3: being opened, someone waits (woken by the store of 0) */
+	for (uint32_t v; (v = __atomic_load_n(&t->open_pending, __ATOMIC_ACQUIRE)) != 0;) {
+		if (v == 2 && !__atomic_compare_exchange_n(&t->open_pending, &v, 3, 0,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		rec_futex(&t->open_pending, FUTEX_WAIT_PRIVATE, 3, NULL);
+	}
+}
+
 static struct rec_thread *rec_thread_attach(void)
 {
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
@@ -280,6 +335,15 @@ static struct rec_thread *rec_thread_attach(void)
 	t->pid = rec_sess.pid;
 	t->ring_fd = -1;
 	t->sink_fd = t->sink_id_fd = -1;
+	t->attach_ns = rec_clock_ns();
+	/* a spare ring, taken here: the ring and the sink's files are a drainer's to name and
+	 * open (rec_thread_open_late), the thread records at once. Not in a vfork child (our
+	 * memory, another process: the flusher would open a thread of the parent's) */
+	if (rec_sess.sink->late_open && getpid() == rec_sess.pid && rec_ringpool_claim(t) == 0) {
+		t->open_pending = 1;
+		__atomic_add_fetch(&rec_sess.late_pending, 1, __ATOMIC_RELAXED);
+		goto attached;
+	}
 	/* the program may close or reuse any number meanwhile: not one of ours is ever in its
 	 * table (rec_fd_call); the lock is not held there (the helper may wait for it) */
 	switch (rec_fd_call(rec_thread_attach_fds, t)) {
@@ -289,13 +353,19 @@ static struct rec_thread *rec_thread_attach(void)
 		rec_noring = 1;
 		goto fail;
 	default:
+		/* the sink could not make its file (no inode left: ENOSPC) and said so: this
+		 * thread's events are counted lost_dead too, never dropped unseen */
+		rec_noring = 1;
 		goto fail;
 	}
+attached:
 	rec_chunk_take(t, 0);
 
 	pthread_mutex_lock(&rec_sess.lock);
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
 		pthread_mutex_unlock(&rec_sess.lock);
+		if (t->open_pending) /* never on the list: nobody is to open it */
+			__atomic_sub_fetch(&rec_sess.late_pending, 1, __ATOMIC_RELAXED);
 		rec_fd_call(rec_ring_destroy_fds, t);
 		goto fail;
 	}
@@ -309,6 +379,11 @@ static struct rec_thread *rec_thread_attach(void)
 	pthread_setspecific(rec_thread_key, t);
 	rec_flusher_ensure();
 	rec_flusher_wake();
+	/* its files on the helper, not on the flusher: the two work side by side, and the
+	 * flusher's time goes to writing and closing threads, whose rings a thread starting
+	 * now may be waiting for */
+	if (t->open_pending)
+		rec_helper_open_late();
 	return t;
 fail:
 	munmap(t, size);
@@ -656,6 +731,7 @@ void rec_thread_drain(struct rec_thread *t, int all)
 
 	if (t->closed || !t->ring)
 		return;
+	rec_thread_open_late(t);
 	if (rec_sess.cfg.policy == REC_POLICY_OVERWRITE && t->flush_seq == 0) {
 		/* the oldest FULL chunk may not be at flush_idx: start from the lowest seq */
 		uint64_t best = UINT64_MAX;
@@ -698,6 +774,7 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 
 	if (t->closed)
 		return;
+	rec_thread_open_late(t);
 	rec_session_fds_check();
 	rec_thread_sink_fd_ok(t);
 	if (rec_sess.sink->close_thread)
@@ -711,7 +788,7 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 			rec_ring_destroy(t, 1);
 	} else {
 		/* a live thread may still write into its mapping: only drop the file */
-		rec_ring_name(name, sizeof(name), t->pid, t->tid);
+		rec_ring_file_name_of(name, sizeof(name), t);
 		unlinkat(rec_sess.ringdirfd, name, 0);
 	}
 	rec_ringpool_closed();
@@ -768,6 +845,7 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 	}
 	rec_sess.threads = NULL;
 	rec_sess.nthreads = 0;
+	rec_sess.late_pending = 0; /* the parent's threads, gone */
 	rec_ringpool_fork_child();
 	rec_write_warned = 0; /* the child's own trace: its first failure is said again */
 	if ((uintptr_t)old <= REC_THREAD_SENTINEL_MAX) {

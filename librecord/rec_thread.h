@@ -78,6 +78,13 @@ struct rec_thread {
 	struct rec_fd_id sink_id;  /* ... what it named when first seen (rec_thread_sink_fd_ok) */
 	int sink_id_fd;            /* the sink_fd sink_id is of, -1 if none */
 	void *sink_priv;
+	/* a spare ring taken without the helper (rec_thread_open_late): 1 until the helper or
+	 * a drainer has named it after the thread and run the sink's open_thread, 2 while one
+	 * does, 3 while one does and another waits for it (futex word) */
+	uint32_t open_pending;
+	uint32_t pool_named;       /* its file is still pool.<pid>.<pool_id> */
+	uint32_t pool_id;
+	uint64_t attach_ns;        /* rec_clock_ns() when it attached (late_open's stamps) */
 	struct rec_thread *next;   /* registry link (rec_session.threads) */
 	size_t alloc_size;
 	uint64_t fe_state[] __attribute__((aligned(64))); /* front end's per-thread state */
@@ -121,6 +128,12 @@ struct rec_thread *rec_thread_get_quiet(void);
 /* Another thread, stopped by a tracer (`flightrec record -p` detaching), whose thread pointer
  * is TP: it is inside rec_thread_get_slow's attach, its hook still to go on. */
 int rec_thread_attaching_at(uintptr_t tp);
+/* A thread that took a spare ring without the helper (sink late_open): name its ring file
+ * after it and open it in the sink, once; a drainer calls this before it writes or closes
+ * the thread (a table of our own: the flusher's, the helper's, finish's), slow paths only. */
+void rec_thread_open_late(struct rec_thread *t);
+/* The same for a thread whose open_pending the caller moved from 1 to 2 (the helper). */
+void rec_thread_open_late_run(struct rec_thread *t);
 /* Out of line: switch chunks under the policy; NULL means the event was dropped (counted). */
 void *rec_reserve_slow(struct rec_thread *t, size_t n);
 

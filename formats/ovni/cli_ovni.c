@@ -63,7 +63,7 @@ static int ovni_verify(const char *path, const struct cli_verify_opts *o)
 	if (!t)
 		return CLI_BAD_TRACE;
 	rd_error_clear(&err);
-	ret = ovr_verify(t, &tot, &err);
+	ret = ovr_verify_jobs(t, cli_jobs(o->jobs), &tot, &err);
 	ovni_print_warnings(t);
 	if (ret < 0) {
 		rd_error_print(stderr, &err);

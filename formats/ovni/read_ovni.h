@@ -178,6 +178,10 @@ struct ovr_totals {
 
 /* Every rule; fills the per-stream counts and the totals. 0 or -1 (err set). */
 int ovr_verify(struct ovr_trace *t, struct ovr_totals *tot, struct rd_error *err);
+/* The same with up to JOBS threads walking the streams at once (1: alone): the same
+ * warnings, the same first broken rule in stream order, the same counts. */
+int ovr_verify_jobs(struct ovr_trace *t, unsigned jobs, struct ovr_totals *tot,
+		    struct rd_error *err);
 
 /* The models ovniemu knows: letter, name, version in 1.14 (read by v3) and 1.10 (v2). */
 struct ovr_model {

@@ -436,13 +436,21 @@ static void uftrace_xcode_ev(void *arg, const struct fn_ev *ev)
 	/* an exit with no open frame (its entry before a gap) is left out */
 }
 
-/* <tid>.dat for one write (rec_sink.thread_fd), -1 if it cannot be opened */
+/* <tid>.dat for one write (rec_sink.thread_fd), -1 if it cannot be opened. Without O_CREAT
+ * first: it is there once open_thread made it, and an O_CREAT open locks the directory for
+ * writing even when the file exists, so the flusher's opens and the helper's creations of
+ * new threads' files (O_CREAT) waited for each other, spinning (a sixth of the CPU of 1000
+ * short threads). Made when it is not there (removed behind our back, an exec'ed image). */
 static int uftrace_thread_fd(struct rec_session *s, struct rec_thread *t)
 {
 	char name[32];
+	int fd;
 
 	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
-	return rec_open_write_kept(s->dirfd, name, O_APPEND);
+	fd = rec_openat_kept(s->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0 && errno == ENOENT)
+		fd = rec_open_write_kept(s->dirfd, name, O_APPEND);
+	return fd;
 }
 
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
@@ -466,7 +474,9 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 		return -1;
 	if (t->tid == uftrace_forked_tid)
 		return 0; /* the FORK line stands for it, as uftrace writes it */
-	uftrace_stamp(ts, sizeof(ts), rec_clock_ns());
+	/* late_open: a drainer may open the thread after its first records; the line is stamped
+	 * when it attached, never later than them */
+	uftrace_stamp(ts, sizeof(ts), t->attach_ns ? t->attach_ns : rec_clock_ns());
 	if (t->vfork_pid) {
 		/* a vfork child (rec_thread.h): a process of its own, as uftrace's setup_vfork
 		 * says it (its FORK messages) */
@@ -616,6 +626,8 @@ const struct rec_sink uftrace_sink = {
 	.open_session = uftrace_open_session,
 	.fork_child = uftrace_fork_child,
 	.open_thread = uftrace_open_thread,
+	/* salvage_uftrace makes a <tid>.dat and a TASK line a killed process did not write */
+	.late_open = 1,
 	.write_chunk = uftrace_write_chunk,
 	.close_thread = uftrace_close_thread,
 	.finish = uftrace_finish,

@@ -1062,6 +1062,48 @@ static void test_unborn_ring(void **state)
 	assert_false(rec_salvage_needed(tmpdir));
 }
 
+/* A thread that took a spare ring on its own (rec_ringpool_claim) and was killed before a
+ * drainer renamed it and opened its <tid>.dat: pool.<pid>.<n> with the thread's header is
+ * its ring, salvaged whole (the .dat and the TASK line made); a spare whose header names no
+ * thread (tid 0: made, or back from an ended thread) is only removed. */
+static void test_uftrace_claimed_spare(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct unit_ring r;
+	char from[512], to[512];
+	(void)state;
+	uftrace_skeleton(0);
+	ring_create(&r, PID, TID, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, RECS, 0);
+	chunk_fill(&r, 1, REC_CHUNK_FILLING, 2, RECS, 5, 0);
+	unit_ring_close(&r);
+	snprintf(from, sizeof(from), "%s/.flightrec/ring.%d.%d", tmpdir, PID, TID);
+	snprintf(to, sizeof(to), "%s/.flightrec/pool.%d.7", tmpdir, PID);
+	assert_int_equal(rename(from, to), 0);
+	ring_create(&r, PID, TID + 1, "uftrace");
+	r.h->tid = 0; /* back in the pool */
+	unit_ring_close(&r);
+	snprintf(from, sizeof(from), "%s/.flightrec/ring.%d.%d", tmpdir, PID, TID + 1);
+	snprintf(to, sizeof(to), "%s/.flightrec/pool.%d.8", tmpdir, PID);
+	assert_int_equal(rename(from, to), 0);
+	assert_true(rec_salvage_needed(tmpdir));
+
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.rings, 1);
+	assert_int_equal(rep.salvaged, 1);
+	assert_int_equal(rep.events, RECS + 5);
+	check_stream(TID, RECS + 5);
+	verify_trace(RECS + 5, 0);
+	size_t len;
+	snprintf(from, sizeof(from), "%s/task.txt", tmpdir);
+	char *task = slurp(from, &len);
+	assert_non_null(strstr(task, " tid=4243 pid=4242\n"));
+	assert_int_equal(file_size(".flightrec/pool.4242.7"), -1);
+	assert_int_equal(file_size(".flightrec/pool.4242.8"), -1);
+	assert_false(rec_salvage_needed(tmpdir));
+}
+
 /* random damage: salvage says no or writes something, never crashes (ASan build) */
 static void test_random_damage(void **state)
 {
@@ -1110,6 +1152,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_claimed_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_empty_side, setup, teardown),
