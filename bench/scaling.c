@@ -4,11 +4,12 @@
  *
  * What it measures: T threads, each doing the same loop of N iterations, started together
  * (a barrier), each timing its own loop with CLOCK_MONOTONIC; the program prints the mean
- * over threads as `loop_ns=<ns> threads=<T> iters=<N>`. bench/run-scaling runs it with N and
- * with 0 and takes (loop_ns(N) - loop_ns(0)) / N, as bench/run does for one thread, so the
- * constant costs (clock reads, a hook's first event) cancel out. Thread start, the final
- * flush and the tracer's set-up are outside the loop: the whole-process cost is another row
- * of bench/run-scaling.
+ * over threads as `loop_ns=<ns> loop_cpu_ns=<ns> threads=<T> iters=<N>` (wall, and the
+ * thread's own CPU time: on a shared machine the wall time includes other people's load).
+ * bench/run-scaling runs it with N and with 0 and takes (loop_ns(N) - loop_ns(0)) / N, as
+ * bench/run does for one thread, so the constant costs (clock reads, a hook's first event)
+ * cancel out. Thread start, the final flush and the tracer's set-up are outside the loop:
+ * the whole-process cost is another row of bench/run-scaling.
  *
  * One source, built several ways (the work per iteration is the same in every build of a
  * group, so the untraced build is the floor of the traced ones):
@@ -51,7 +52,7 @@ static pthread_barrier_t start;
 
 struct worker {
 	pthread_t th;
-	long long loop_ns;
+	long long loop_ns, cpu_ns;
 	long sum;
 } __attribute__((aligned(64))); /* no false sharing between the threads' results */
 
@@ -165,20 +166,32 @@ extern int __xray_log_finalize(void) __attribute__((weak));
 extern int __xray_log_flushLog(void) __attribute__((weak));
 extern int __xray_patch(void) __attribute__((weak));
 
+/* the calling thread's CPU time: what its loop cost it, whoever else shares the cores */
+NO_XRAY static long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 NO_XRAY static void *worker(void *arg)
 {
 	struct worker *w = arg;
-	long long t0, t1;
+	long long t0, t1, c0, c1;
 
 	if (setup() != 0) {
 		perror("scaling: setup");
 		exit(1);
 	}
 	pthread_barrier_wait(&start);
+	c0 = cpu_ns();
 	t0 = now_ns();
 	w->sum = run(iters);
 	t1 = now_ns();
+	c1 = cpu_ns();
 	w->loop_ns = t1 - t0;
+	w->cpu_ns = c1 - c0;
 	return NULL;
 }
 
@@ -187,7 +200,7 @@ NO_XRAY int main(int argc, char **argv)
 	static struct worker w[MAX_THREADS];
 	const char *fdr = getenv("BENCH_XRAY_FDR");
 	long nthreads, sum = 0;
-	long long total = 0;
+	long long total = 0, cpu = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s THREADS N\n", argv[0]);
@@ -215,13 +228,14 @@ NO_XRAY int main(int argc, char **argv)
 	for (long i = 0; i < nthreads; i++) {
 		pthread_join(w[i].th, NULL);
 		total += w[i].loop_ns;
+		cpu += w[i].cpu_ns;
 		sum += w[i].sum;
 	}
 	if (fdr) {
 		__xray_log_finalize();
 		__xray_log_flushLog();
 	}
-	printf("loop_ns=%lld threads=%ld iters=%ld sum=%ld\n", total / nthreads, nthreads, iters,
-	       sum);
+	printf("loop_ns=%lld loop_cpu_ns=%lld threads=%ld iters=%ld sum=%ld\n", total / nthreads,
+	       cpu / nthreads, nthreads, iters, sum);
 	return 0;
 }
