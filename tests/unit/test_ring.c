@@ -286,6 +286,67 @@ static void test_help_producer_writes_when_flusher_stuck(void **state)
 	assert_true(finished_during_stall);
 }
 
+/* voluntary context switches of the calling thread so far (each sleep or wait is one) */
+static long my_voluntary_switches(void)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/thread-self/status", O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	assert_non_null(p);
+	return strtol(p + 26, NULL, 10);
+}
+
+struct wait_job {
+	uint64_t n, lost;
+	long switches; /* while it emitted */
+};
+
+static void *wait_main(void *arg)
+{
+	struct wait_job *j = arg;
+	long before;
+
+	rec_thread_get(); /* attached before counting */
+	before = my_voluntary_switches();
+	j->lost = emit(0, j->n);
+	j->switches = my_voluntary_switches() - before;
+	return NULL;
+}
+
+/* Under block, a producer whose ring is full waits for the flusher, which frees a chunk and
+ * wakes it: one wait per chunk it needs, not a sleep every 50 us for as long as the flusher
+ * is behind. The sink stalls 200 ms, so the producer waits that long for its 5th chunk, then
+ * about one wait per later chunk: 5 switches here; polling made 197 (each 50 us nanosleep
+ * took ~1 ms on this loaded machine: as late as that after the chunk was free). */
+static void test_block_wait_is_woken(void **state)
+{
+	struct wait_job j = { .n = RECS_PER_CHUNK * CHUNKS * 2 + 3 };
+	pthread_t th;
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	__atomic_store_n(&rec_sess.cfg.policy, REC_POLICY_BLOCK, __ATOMIC_RELAXED);
+	rec_sess.cfg.block_ms = 20000;
+	__atomic_store_n(&sink_stall, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, wait_main, &j), 0);
+	usleep(200000);
+	__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	wait_closed(1);
+	assert_int_equal(j.lost, 0);
+	assert_int_equal(seen[0].received, j.n);
+	print_message("block: %ld voluntary switches of the producer over a 200 ms stall and %d "
+		      "chunks\n", j.switches, (int)(j.n / RECS_PER_CHUNK + 1));
+	assert_true(j.switches < 30); /* about 2 per chunk at most, and a margin */
+}
+
 static void test_block_stress_threads(void **state)
 {
 	(void)state;
@@ -471,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_drop_counts_exactly),
 		cmocka_unit_test(test_overwrite_keeps_newest),
 		cmocka_unit_test(test_drain_by_producer),
+		cmocka_unit_test(test_block_wait_is_woken),
 		cmocka_unit_test(test_block_stress_threads),
 		cmocka_unit_test(test_help_stress_threads),
 		cmocka_unit_test(test_help_producer_writes_when_flusher_stuck),
