@@ -13,6 +13,8 @@
  *    sink's files are the helper's (rec_fd_call), whose descriptor table is its own.
  *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
  *    FULL with seq == flush_seq + 1.
+ *  - A producer that waits for its next chunk (block, help) sleeps on free_seq and the
+ *    drainer that frees a chunk wakes it (rec_chunk_freed): no wake is missed, none polled.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
  */
 #include "librecord/rec_fast_asm.h"
