@@ -18,6 +18,8 @@
  *    (rec_thread_open_late) before anything of it is written.
  *  - Chunks reach the sink in seq order: the drainer writes chunk flush_idx only if it is
  *    FULL with seq == flush_seq + 1.
+ *  - A producer that waits for its next chunk (block, help) sleeps on free_seq and the
+ *    drainer that frees a chunk wakes it (rec_chunk_freed): no wake is missed, none polled.
  *  - Thread state is freed only after the thread's TLS says DEAD and it is closed.
  */
 #include "librecord/rec_fast_asm.h"
@@ -449,10 +451,47 @@ static int rec_chunk_is_free(struct rec_thread *t, uint32_t idx)
 	return __atomic_load_n(&rec_chunk_at(t, idx)->state, __ATOMIC_ACQUIRE) == REC_CHUNK_FREE;
 }
 
+/* Wait until chunk idx of t's ring is free, or at most us microseconds (block, help).
+ * Woken by the drainer that frees a chunk (rec_chunk_freed): pairs with it as a Dekker
+ * handshake, each side a store, a full fence, then a load of the other's word, so either we
+ * see the chunk free or it sees us waiting and bumps free_seq, which makes the futex wait
+ * return (at once if the bump came before it). It used to poll: a nanosleep every 50 us
+ * (20 under help) for as long as the flusher was behind, 20,000 wake-ups a second per
+ * waiting thread taken from the cores the flusher needed, and up to a step late. */
+static void rec_wait_chunk_free(struct rec_thread *t, uint32_t idx, long us)
+{
+	uint32_t seen = __atomic_load_n(&t->free_seq, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&t->free_waiting, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with the fence in rec_chunk_freed */
+	if (!rec_chunk_is_free(t, idx)) {
+		struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+		rec_futex(&t->free_seq, FUTEX_WAIT_PRIVATE, seen, &ts);
+	}
+	__atomic_store_n(&t->free_waiting, 0, __ATOMIC_RELAXED);
+}
+
+static void rec_chunk_freed(struct rec_thread *t)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with rec_wait_chunk_free's */
+	if (__atomic_load_n(&t->free_waiting, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&t->free_seq, 1, __ATOMIC_RELEASE);
+		rec_futex(&t->free_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
 static void rec_sleep_us(long us)
 {
 	struct timespec ts = { 0, us * 1000 };
 	nanosleep(&ts, NULL);
+}
+
+static uint64_t rec_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
@@ -497,8 +536,8 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 			 * own full chunks rather than wait, waiting only while it is writing this
 			 * very ring */
 			int help = cfg->policy == REC_POLICY_HELP;
-			uint64_t step_us = help ? 20 : 50, waited_us = 0;
 			uint64_t limit_us = (uint64_t)cfg->block_ms * 1000;
+			uint64_t start = rec_mono_us(), waited_us = 0;
 			if (!woke) {
 				rec_flusher_ensure();
 				rec_flusher_wake();
@@ -507,8 +546,11 @@ static void *rec_reserve_slow_inner(struct rec_thread *t, size_t n)
 				if (help && rec_thread_drain_own_try(t) == 0 &&
 				    rec_chunk_is_free(t, idx))
 					break;
-				rec_sleep_us(step_us);
-				waited_us += step_us;
+				/* help: the flusher holds this ring; its next freed chunk wakes us
+				 * (or 1 ms, to try our own write again); block: only that wakes us */
+				uint64_t left = limit_us - waited_us;
+				rec_wait_chunk_free(t, idx, (long)(help && left > 1000 ? 1000 : left));
+				waited_us = rec_mono_us() - start;
 			}
 			if (!rec_chunk_is_free(t, idx))
 				return rec_reserve_drop(t);
@@ -755,6 +797,7 @@ void rec_thread_drain(struct rec_thread *t, int all)
 			break;
 		rec_chunk_write(t, c, c->committed);
 		__atomic_store_n(&c->state, REC_CHUNK_FREE, __ATOMIC_RELEASE);
+		rec_chunk_freed(t); /* a producer may wait for it (block, help) */
 		t->flush_idx = (t->flush_idx + 1) % count;
 	}
 	if (all) {

@@ -69,6 +69,10 @@ struct rec_thread {
 	uint32_t prefaulted;       /* chunks 0..prefaulted-1 are faulted in (flusher's job) */
 	uint32_t drain_lock;       /* 1 while the flusher or (help policy) the producer drains */
 	int dtor_rounds;
+	/* a producer that waits for a chunk to be written (block, help) sleeps on free_seq; a
+	 * drainer that frees a chunk while free_waiting is set bumps it and wakes it */
+	uint32_t free_seq;
+	uint32_t free_waiting;
 
 	/* --- identity and sink --- */
 	pid_t tid;

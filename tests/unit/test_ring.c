@@ -51,7 +51,8 @@ struct seen {
 
 static struct seen seen[MAX_WRITERS];
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-/* while set, write_chunk waits: the ring fills up (2: only the flusher's writes wait) */
+/* while set, write_chunk waits: the ring fills up (2: only the flusher's writes wait; 3:
+ * every write takes 200 us more, a slow disk) */
 static volatile int sink_stall;
 
 static int sink_stalls(void)
@@ -68,6 +69,8 @@ static int test_write_chunk(struct rec_session *s, struct rec_thread *t, const u
 	(void)t;
 	while (sink_stalls())
 		usleep(100);
+	if (__atomic_load_n(&sink_stall, __ATOMIC_ACQUIRE) == 3)
+		usleep(200); /* a slow disk: every chunk write takes that long at least */
 	pthread_mutex_lock(&seen_lock);
 	for (size_t off = 0; off + sizeof(struct rec16) <= len; off += sizeof(struct rec16)) {
 		struct rec16 r;
@@ -196,7 +199,7 @@ static void run_writers(enum rec_policy policy, uint64_t writers, uint64_t n, in
 	memset(seen, 0, sizeof(seen));
 	/* the flusher reads the policy with a relaxed atomic load */
 	__atomic_store_n(&rec_sess.cfg.policy, policy, __ATOMIC_RELAXED);
-	rec_sess.cfg.block_ms = 20000;
+	rec_sess.cfg.block_ms = stall == 3 ? 2000 : 20000; /* 3: see test_slow_sink_threads */
 	__atomic_store_n(&sink_stall, stall, __ATOMIC_RELEASE);
 	for (uint64_t w = 0; w < writers; w++) {
 		jobs[w] = (struct job){ .writer = w, .n = n };
@@ -210,9 +213,11 @@ static void run_writers(enum rec_policy policy, uint64_t writers, uint64_t n, in
 			finished_during_stall |= __atomic_load_n(&jobs[w].done, __ATOMIC_ACQUIRE);
 		usleep(1000);
 	}
-	__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
+	if (stall != 3)
+		__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
 	for (uint64_t w = 0; w < writers; w++)
 		pthread_join(th[w], NULL);
+	__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
 	wait_closed(writers);
 	*total_lost = 0;
 	for (uint64_t w = 0; w < writers; w++) {
@@ -284,6 +289,83 @@ static void test_help_producer_writes_when_flusher_stuck(void **state)
 	 * would wait for the flusher */
 	run_lossless(REC_POLICY_HELP, 2, RECS_PER_CHUNK * CHUNKS * 8 + 1, 2);
 	assert_true(finished_during_stall);
+}
+
+/* voluntary context switches of the calling thread so far (each sleep or wait is one) */
+static long my_voluntary_switches(void)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/thread-self/status", O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	assert_non_null(p);
+	return strtol(p + 26, NULL, 10);
+}
+
+struct wait_job {
+	uint64_t n, lost;
+	long switches; /* while it emitted */
+};
+
+static void *wait_main(void *arg)
+{
+	struct wait_job *j = arg;
+	long before;
+
+	rec_thread_get(); /* attached before counting */
+	before = my_voluntary_switches();
+	j->lost = emit(0, j->n);
+	j->switches = my_voluntary_switches() - before;
+	return NULL;
+}
+
+/* Under block, a producer whose ring is full waits for the flusher, which frees a chunk and
+ * wakes it: one wait per chunk it needs, not a sleep every 50 us for as long as the flusher
+ * is behind. The sink stalls 200 ms, so the producer waits that long for its 5th chunk, then
+ * about one wait per later chunk: 5 switches here; polling made 197 (each 50 us nanosleep
+ * took ~1 ms on this loaded machine: as late as that after the chunk was free). */
+static void test_block_wait_is_woken(void **state)
+{
+	struct wait_job j = { .n = RECS_PER_CHUNK * CHUNKS * 2 + 3 };
+	pthread_t th;
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	__atomic_store_n(&rec_sess.cfg.policy, REC_POLICY_BLOCK, __ATOMIC_RELAXED);
+	rec_sess.cfg.block_ms = 20000;
+	__atomic_store_n(&sink_stall, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, wait_main, &j), 0);
+	usleep(200000);
+	__atomic_store_n(&sink_stall, 0, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	wait_closed(1);
+	assert_int_equal(j.lost, 0);
+	assert_int_equal(seen[0].received, j.n);
+	print_message("block: %ld voluntary switches of the producer over a 200 ms stall and %d "
+		      "chunks\n", j.switches, (int)(j.n / RECS_PER_CHUNK + 1));
+	assert_true(j.switches < 30); /* about 2 per chunk at most, and a margin */
+}
+
+/* 8 threads on a slow disk under the lossless policies, with a block time-out (2 s) short
+ * enough that a wake-up the drainer failed to give (rec_chunk_freed) would drop events: every
+ * producer waits for the writes again and again, and each wait must end when its chunk is
+ * free. Exact: nothing lost, every record in order. */
+static void test_slow_sink_threads(void **state)
+{
+	uint64_t lost;
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		enum rec_policy policy = i ? REC_POLICY_HELP : REC_POLICY_BLOCK;
+		memset(seen, 0, sizeof(seen));
+		run_writers(policy, 8, RECS_PER_CHUNK * CHUNKS * 6 + 11, 3, &lost);
+		assert_int_equal(lost, 0);
+	}
 }
 
 static void test_block_stress_threads(void **state)
@@ -471,6 +553,8 @@ int main(void)
 		cmocka_unit_test(test_drop_counts_exactly),
 		cmocka_unit_test(test_overwrite_keeps_newest),
 		cmocka_unit_test(test_drain_by_producer),
+		cmocka_unit_test(test_block_wait_is_woken),
+		cmocka_unit_test(test_slow_sink_threads),
 		cmocka_unit_test(test_block_stress_threads),
 		cmocka_unit_test(test_help_stress_threads),
 		cmocka_unit_test(test_help_producer_writes_when_flusher_stuck),
