@@ -5,6 +5,12 @@
  * Built with -mgeneral-regs-only -fno-tree-loop-distribute-patterns, as the hook files: the
  * entry hook runs before the instrumented function reads its float arguments, so nothing
  * here may touch a vector register (no memcpy/memset, no libc but syscall(2)).
+ *
+ * Invariant: no descriptor of ours is ever in the program's table, not even for the length of
+ * one read (the program may close, dup2 onto or be given that number meanwhile, or be out of
+ * numbers under its RLIMIT_NOFILE). /proc/self/statm and the perf_event counters are opened,
+ * read and closed by the helper in its own table (rec_fd_call); a reading that cannot go
+ * there (no helper, a vfork child) is not made.
  */
 #define REC_HOOK_FPSAFE 1 /* rec_reserve's slow path through its fxsave thunk */
 #include "libmcount/mcount_read.h"
@@ -34,12 +40,21 @@ struct mc_rdslot {
 
 static __thread struct mc_rdslot *mc_rd_slots __attribute__((tls_model("initial-exec")));
 static __thread size_t mc_rd_nslots __attribute__((tls_model("initial-exec")));
-/* the thread's perf_event group leaders, one per pmu kind: 0 not opened yet, -1 refused,
- * else the descriptor + 1; opened by the thread mc_rd_pmu_tid (a fork child reopens) */
+/* the thread's perf_event groups, one per pmu kind: 0 not opened yet, -1 refused, else the
+ * descriptor + 1 in the helper's table (never the program's); opened for the thread
+ * mc_rd_pmu_tid (a fork child's copy names the parent's helper's: forgotten, reopened) */
 static __thread int mc_rd_pmu_fd[3][2] __attribute__((tls_model("initial-exec")));
 static __thread pid_t mc_rd_pmu_tid __attribute__((tls_model("initial-exec")));
 static int mc_rd_pmu_warned[3]; /* once per kind and process: plain stores, a second line at
 				 * worst */
+
+/* May this thread ask the helper? Not once the session has ended (a helper told to quit
+ * answers no more asks) */
+static int mc_rd_helper_ok(void)
+{
+	return __atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) == REC_SESSION_ACTIVE &&
+	       !__atomic_load_n(&rec_sess.helper_quit, __ATOMIC_ACQUIRE);
+}
 
 int mc_read_parse_statm(const char *s, size_t n, uint64_t out[3])
 {
@@ -94,20 +109,48 @@ static void mc_rd_zero(void *p, size_t n)
 		d[i] = 0;
 }
 
+/* The helper's /proc/self/statm, opened once and read from offset 0 each time (the file's text
+ * is made at each read): the descriptor + 1 in the helper's table, for the process
+ * mc_rd_statm_pid (a fork child's helper has a table of its own: it opens its own). Only the
+ * helper touches them, one request at a time. */
+static int mc_rd_statm_fd;
+static pid_t mc_rd_statm_pid;
+
+struct mc_rd_statm_req {
+	char buf[128];
+	long n;
+};
+
+/* on the helper (rec_fd_call): read statm where the descriptor is ours alone */
+static int mc_rd_statm_fds(void *arg)
+{
+	struct mc_rd_statm_req *r = arg;
+	long fd;
+
+	if (!rec_fd_private)
+		return -1; /* run on the caller, in the program's table: not there */
+	if (mc_rd_statm_fd > 0 && mc_rd_statm_pid != rec_sess.pid)
+		mc_rd_statm_fd = 0; /* the parent's helper's number */
+	if (mc_rd_statm_fd == 0) {
+		fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		mc_rd_statm_fd = (int)fd + 1;
+		mc_rd_statm_pid = rec_sess.pid;
+	}
+	r->n = syscall(SYS_pread64, mc_rd_statm_fd - 1, r->buf, sizeof(r->buf), 0);
+	return r->n > 0 ? 0 : -1;
+}
+
 /* /proc/self/statm in KB (uftrace keeps it so); it counts pages, 4 KiB on x86-64 (no libc
  * call here to ask: getauxval and sysconf may use vector registers) */
 static int mc_rd_statm(uint64_t *v)
 {
-	char buf[128];
-	long fd, n;
+	struct mc_rd_statm_req r;
 	const uint64_t kb = 4;
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = syscall(SYS_read, fd, buf, sizeof(buf));
-	syscall(SYS_close, fd);
-	if (n <= 0 || mc_read_parse_statm(buf, (size_t)n, v) < 0)
+	if (!mc_rd_helper_ok() || rec_fd_call(mc_rd_statm_fds, &r) < 0 ||
+	    mc_read_parse_statm(r.buf, (size_t)r.n, v) < 0)
 		return -1;
 	for (int i = 0; i < 3; i++)
 		v[i] *= kb;
@@ -152,63 +195,100 @@ static void mc_rd_pmu_refused(int p, const char *name, int err)
 	syscall(SYS_write, STDERR_FILENO, msg, n);
 }
 
-/* the perf_event group of pmu kind P (0 cycle, 1 cache, 2 branch): two hardware counters of
- * this thread, user space only, read together (uftrace's pmu.c configuration) */
-static int mc_rd_pmu(struct rec_thread *t, int p, uint64_t *v)
+/* A pmu ask to the helper: open kind P's group for thread TID, read it, or close it */
+struct mc_rd_pmu_req {
+	int op; /* 0 open, 1 read, 2 close */
+	int p;
+	pid_t tid;
+	int fd[2]; /* the descriptors + 1 (open: out; read, close: in) */
+	int err;   /* open: the kernel's errno */
+	uint64_t buf[3];
+};
+
+/* on the helper (rec_fd_call): the thread's counters live in the helper's table; the
+ * perf_event_open of another thread of the process (pid = its tid) counts that thread */
+static int mc_rd_pmu_fds(void *arg)
 {
 	static const uint64_t cfg[3][2] = {
 		{ PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS },
 		{ PERF_COUNT_HW_CACHE_REFERENCES, PERF_COUNT_HW_CACHE_MISSES },
 		{ PERF_COUNT_HW_BRANCH_INSTRUCTIONS, PERF_COUNT_HW_BRANCH_MISSES },
 	};
+	struct mc_rd_pmu_req *r = arg;
+	struct perf_event_attr attr;
+	long fd[2];
+
+	if (!rec_fd_private)
+		return -1; /* run on the caller, in the program's table: not there */
+	if (r->op == 1) {
+		long n = syscall(SYS_read, r->fd[0] - 1, r->buf, sizeof(r->buf));
+
+		return n == (long)sizeof(r->buf) ? 0 : -1;
+	}
+	if (r->op == 2) {
+		for (int k = 0; k < 2; k++)
+			syscall(SYS_close, r->fd[k] - 1);
+		return 0;
+	}
+	for (int k = 0; k < 2; k++) {
+		mc_rd_zero(&attr, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = cfg[r->p][k];
+		attr.exclude_kernel = 1;
+		attr.read_format = PERF_FORMAT_GROUP;
+		fd[k] = syscall(SYS_perf_event_open, &attr, r->tid, -1, k ? fd[0] : -1,
+				PERF_FLAG_FD_CLOEXEC);
+		if (fd[k] < 0) {
+			r->err = errno;
+			if (k)
+				syscall(SYS_close, fd[0]);
+			return -1;
+		}
+	}
+	r->fd[0] = (int)fd[0] + 1;
+	r->fd[1] = (int)fd[1] + 1;
+	return 0;
+}
+
+/* the perf_event group of pmu kind P (0 cycle, 1 cache, 2 branch): two hardware counters of
+ * this thread, user space only, read together (uftrace's pmu.c configuration) */
+static int mc_rd_pmu(struct rec_thread *t, int p, uint64_t *v)
+{
 	static const char *const names[3] = { "pmu-cycle", "pmu-cache", "pmu-branch" };
-	uint64_t buf[3];
-	long r;
+	struct mc_rd_pmu_req r;
 
 	if (mc_rd_pmu_tid != t->tid) {
-		/* a fork child's copy counts its parent's thread: its own instead */
-		for (int i = 0; i < 3; i++) {
-			for (int k = 0; k < 2; k++) {
-				if (mc_rd_pmu_fd[i][k] > 0)
-					syscall(SYS_close, mc_rd_pmu_fd[i][k] - 1);
+		/* a fork child's copy names its parent's helper's descriptors, none of the
+		 * child's tables has them (closing them here would close the program's): they
+		 * are forgotten, its own are opened */
+		for (int i = 0; i < 3; i++)
+			for (int k = 0; k < 2; k++)
 				mc_rd_pmu_fd[i][k] = 0;
-			}
-		}
 		mc_rd_pmu_tid = t->tid;
 	}
-	if (mc_rd_pmu_fd[p][0] < 0)
+	if (mc_rd_pmu_fd[p][0] < 0 || !mc_rd_helper_ok())
 		return -1;
+	r.p = p;
+	r.tid = t->tid;
 	if (mc_rd_pmu_fd[p][0] == 0) {
-		struct perf_event_attr attr;
-		long fd[2];
-
-		for (int k = 0; k < 2; k++) {
-			mc_rd_zero(&attr, sizeof(attr));
-			attr.size = sizeof(attr);
-			attr.type = PERF_TYPE_HARDWARE;
-			attr.config = cfg[p][k];
-			attr.exclude_kernel = 1;
-			attr.read_format = PERF_FORMAT_GROUP;
-			fd[k] = syscall(SYS_perf_event_open, &attr, 0, -1, k ? fd[0] : -1,
-					PERF_FLAG_FD_CLOEXEC);
-			if (fd[k] < 0) {
-				int err = errno;
-
-				if (k)
-					syscall(SYS_close, fd[0]);
-				mc_rd_pmu_fd[p][0] = -1;
-				mc_rd_pmu_refused(p, names[p], err);
-				return -1;
-			}
+		r.op = 0;
+		r.err = 0;
+		if (rec_fd_call(mc_rd_pmu_fds, &r) < 0) {
+			mc_rd_pmu_fd[p][0] = -1;
+			if (r.err)
+				mc_rd_pmu_refused(p, names[p], r.err);
+			return -1;
 		}
-		mc_rd_pmu_fd[p][0] = (int)fd[0] + 1;
-		mc_rd_pmu_fd[p][1] = (int)fd[1] + 1;
+		mc_rd_pmu_fd[p][0] = r.fd[0];
+		mc_rd_pmu_fd[p][1] = r.fd[1];
 	}
-	r = syscall(SYS_read, mc_rd_pmu_fd[p][0] - 1, buf, sizeof(buf));
-	if (r != (long)sizeof(buf) || buf[0] != 2)
+	r.op = 1;
+	r.fd[0] = mc_rd_pmu_fd[p][0];
+	if (rec_fd_call(mc_rd_pmu_fds, &r) < 0 || r.buf[0] != 2)
 		return -1;
-	v[0] = buf[1];
-	v[1] = buf[2];
+	v[0] = r.buf[1];
+	v[1] = r.buf[2];
 	return 0;
 }
 
@@ -320,10 +400,17 @@ void mc_read_thread_exit(void)
 		mc_rd_nslots = 0;
 	}
 	for (int i = 0; i < 3; i++) {
-		for (int k = 0; k < 2; k++) {
-			if (mc_rd_pmu_fd[i][k] > 0)
-				syscall(SYS_close, mc_rd_pmu_fd[i][k] - 1);
-			mc_rd_pmu_fd[i][k] = 0;
+		/* the helper's descriptors, closed there; not a fork child's copy of its
+		 * parent's (another thread's numbers, in a table the child has not) */
+		if (mc_rd_pmu_fd[i][0] > 0 && mc_rd_pmu_tid == rec_gettid() && mc_rd_helper_ok()) {
+			struct mc_rd_pmu_req r;
+
+			r.op = 2;
+			r.fd[0] = mc_rd_pmu_fd[i][0];
+			r.fd[1] = mc_rd_pmu_fd[i][1];
+			rec_fd_call(mc_rd_pmu_fds, &r);
 		}
+		for (int k = 0; k < 2; k++)
+			mc_rd_pmu_fd[i][k] = 0;
 	}
 }

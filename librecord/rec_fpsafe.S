@@ -37,5 +37,7 @@
 	FPSAFE_THUNK rec_vfork_return_fpsafe, rec_vfork_return
 	/* rec_tp_thread_stack (libc: pthread_getattr_np), called from a tracepoint hook */
 	FPSAFE_THUNK rec_tp_thread_stack_fpsafe, rec_tp_thread_stack
+	/* rec_fd_call (libc: sigfillset's memset, pthread_sigmask), from libmcount's read= */
+	FPSAFE_THUNK rec_fd_call_fpsafe, rec_fd_call
 
 	.section .note.GNU-stack,"",@progbits

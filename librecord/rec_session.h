@@ -221,8 +221,12 @@ int rec_session_fds_private_enter(void);
  * between our check and our use. Called on a thread with a table of its own (the helper, the
  * flusher), or where there is no helper (it could not start), FN runs on the caller, in its
  * table. Returns what FN returned. The caller holds no lock FN or the flusher takes
- * (rec_session.lock, a sink's). Slow paths only.
+ * (rec_session.lock, a sink's). Slow paths only. A hook file (REC_HOOK_FPSAFE) reaches it
+ * through its fxsave thunk (rec_fpsafe.S).
  */
+#ifdef REC_HOOK_FPSAFE
+#define rec_fd_call rec_fd_call_fpsafe
+#endif
 int rec_fd_call(int (*fn)(void *), void *arg);
 
 /* Ask the flusher to look at the rings now. */

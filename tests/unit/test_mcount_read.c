@@ -5,7 +5,9 @@
  * record_event lays them out (16-byte record: time, type EVENT with the `more` bit, magic 5,
  * depth 0, the id in the address bits; then a u16 size, the u64 values, padding to 8): the
  * entry's READ values as this process's own, the exit's DIFF as the change since the entry
- * (a MiB touched in between), nothing written for a frame whose exit is not.
+ * (a MiB touched in between), nothing written for a frame whose exit is not. statm is read by
+ * the helper in its own descriptor table (rec_fd_call): the test's session is marked active so
+ * that one starts, and ends it after.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,6 +112,10 @@ static void test_frame_records(void **state)
 	t->pos = data = rec_chunk_data(c);
 	t->end = data + 4096;
 	t->tid = getpid();
+	/* an active session of no files: rec_fd_call's helper starts for statm */
+	rec_sess.pid = getpid();
+	rec_sess.dirfd = rec_sess.ringdirfd = rec_sess.livefd = rec_sess.keep_fd = -1;
+	rec_sess.state = REC_SESSION_ACTIVE;
 
 	/* the size in pages as the kernel says it, for the unit (KB) below */
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -157,6 +163,8 @@ static void test_frame_records(void **state)
 	assert_int_equal(c->committed, n);
 
 	mc_read_thread_exit();
+	rec_flusher_end_helpers();
+	rec_sess.state = REC_SESSION_FINISHED;
 	munmap(mib, 1 << 20);
 	free(t);
 	free(c);
