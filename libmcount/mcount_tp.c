@@ -54,7 +54,11 @@ void cyg_tp(void);
 void mc_cyg_enter_self(void *fn, void *call_site);
 void mc_cyg_exit_self(void *fn, void *call_site);
 
-/* the entry points are patched (mc_tp_start), to be put back by mc_tp_stop */
+/* which entry points mc_tp_start patched, for mc_tp_stop to put back (only those: one left
+ * alone may not hold the bytes the build put there) */
+#define MC_TP_MCOUNT 1
+#define MC_TP_FENTRY 2
+#define MC_TP_CYG    4
 static int mc_tp_patched;
 
 /* code bytes at a function's address (through an integer: the compiler must not reason
@@ -134,8 +138,14 @@ static int mc_tp_patch(void)
 	    mc_text_writable(enter - 5, 7, 1) < 0 || mc_text_writable(exit_, 2, 1) < 0)
 		bad = 3;
 	if (!bad) {
-		bad += mc_short_jmp(mc, mc_site) < 0;
-		bad += mc_short_jmp(fe, fe_site) < 0;
+		if (mc_short_jmp(mc, mc_site) == 0)
+			mc_tp_patched |= MC_TP_MCOUNT;
+		else
+			bad++;
+		if (mc_short_jmp(fe, fe_site) == 0)
+			mc_tp_patched |= MC_TP_FENTRY;
+		else
+			bad++;
 		/* __cyg_profile_func_enter: jmp cyg_tp in the 5 bytes before it, then the short
 		 * jump; __cyg_profile_func_exit: ret */
 		if (enter[-5] == 0x90 && enter[0] == 0x90 && enter[1] == 0x90 && exit_[0] == 0x90 &&
@@ -145,10 +155,10 @@ static int mc_tp_patch(void)
 			memcpy(enter - 4, &rel, 4);
 			bad += mc_short_jmp(enter, enter - 5) < 0;
 			mc_store16(exit_, 0x90c3); /* ret; nop */
+			mc_tp_patched |= MC_TP_CYG;
 		} else {
 			bad++;
 		}
-		mc_tp_patched = 1;
 	}
 	mc_text_writable(mc, 2, 0);
 	mc_text_writable(fe, 2, 0);
@@ -182,11 +192,15 @@ void mc_tp_stop(void)
 		rec_warn("libmcount: cannot put its own entry points back: a later attach records "
 			 "nothing through them");
 	} else {
-		mc_store16(mc, 0x9066); /* xchg %ax, %ax */
-		mc_store16(fe, 0x9066);
-		mc_store16(enter, 0x9090);
-		memset(enter - 5, 0x90, 5);
-		mc_store16(exit_, 0x9090);
+		if (mc_tp_patched & MC_TP_MCOUNT)
+			mc_store16(mc, 0x9066); /* xchg %ax, %ax */
+		if (mc_tp_patched & MC_TP_FENTRY)
+			mc_store16(fe, 0x9066);
+		if (mc_tp_patched & MC_TP_CYG) {
+			mc_store16(enter, 0x9090);
+			memset(enter - 5, 0x90, 5);
+			mc_store16(exit_, 0x9090);
+		}
 		mc_tp_patched = 0;
 	}
 	mc_text_writable(mc, 2, 0);
