@@ -966,10 +966,11 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	struct sigaction sa, old[3];
 	struct rec_salvage_report salv = { 0 };
 	struct timespec t0, t1;
-	char lib[PATH_MAX], why[512] = "";
+	char lib[PATH_MAX], why[512] = "", exe[PATH_MAX] = "", link[64];
 	char **env;
 	int dirfd, ret = CLI_OK, patching;
 	bool gone = false;
+	ssize_t n;
 
 	if (find_runtime(HOOK_MCOUNT, lib, sizeof(lib)) < 0)
 		return CLI_USAGE;
@@ -989,6 +990,10 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		}
 		a.patching = patching = 1;
 	}
+	/* the program, for the tfile hint at the end (the process may be gone by then) */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = attach_on_signal; /* no SA_RESTART: the sleeps below end early */
 	sigemptyset(&sa.sa_mask);
@@ -1050,6 +1055,11 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		record_salvage(dir, 1, cmd, &salv);
 	}
 	print_summary(dir, &salv, elapsed(&t0, &t1), gone ? " (the process ended)" : "");
+	if (fmt->format && !strcmp(fmt->format, "tfile") && *exe) {
+		const char *base = strrchr(exe, '/');
+		fprintf(stderr, "flightrec: open it with: gdb -x %s/%s.gdb %s\n", dir,
+			base ? base + 1 : exe, exe);
+	}
 	recdir_finish(dirfd, dir);
 	return ret;
 }
@@ -1322,11 +1332,12 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error(usage, "record: empty -d DIR");
 
 	if (attach_pid) {
-		if ((forced && kind != HOOK_MCOUNT) || fmt.tracepoints || fmt.signal ||
-		    fmt.no_pltbind || fmt.nest_libcall)
-			return cli_usage_error(usage, "record: -p PID takes the mcount hook's "
-					       "options but --hook, --tracepoint, --signal, "
-					       "--no-pltbind and --nest-libcall");
+		if ((forced && kind != HOOK_MCOUNT) || fmt.signal || fmt.no_pltbind ||
+		    fmt.nest_libcall)
+			return cli_usage_error(usage,
+					       "record: -p PID takes the mcount hook's "
+					       "options but --hook, --signal, --no-pltbind and "
+					       "--nest-libcall");
 		return record_attach(attach_pid, duration, dir, &fmt);
 	}
 	if (find_program(argv[optind], prog, sizeof(prog)) < 0)

@@ -105,6 +105,7 @@ extern uint32_t mc_fast_max_stack;
 /* the tfile format: hooks record tracepoint hits only (mcount_tp.c) */
 extern int mc_tp_mode;
 void mc_tp_start(void);
+void mc_tp_stop(void); /* an attached session's detach: the entry points back */
 extern const struct rec_frontend mc_frontend;
 
 static inline struct mc_thread *mc_thread_of(struct rec_thread *t)

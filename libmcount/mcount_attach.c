@@ -95,6 +95,7 @@ __attribute__((visibility("default"))) size_t mc_attach_unhook(struct mc_attach_
 	for (size_t i = 0; i < n; i++)
 		inside |= th[i].inside != 0;
 	mc_plt_unhook(th, n, inside); /* library calls: every GOT slot back */
+	mc_tp_stop(); /* tracepoints: our entry points as built, for the next attach */
 	for (size_t i = 0; i < n; i++) {
 		struct rec_thread **self;
 		struct rec_thread *t;

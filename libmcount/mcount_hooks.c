@@ -680,6 +680,13 @@ __cyg_profile_func_exit(void *fn, void *call_site)
 	mc_cyg_exit_complete(fn);
 }
 
+/* the two hooks by names that bind to this library: dlopen'ed (attached), the exported ones
+ * bind to libc's no-op __cyg_profile_func_* first (mcount_tp.c patches ours) */
+extern __typeof__(__cyg_profile_func_enter) mc_cyg_enter_self
+	__attribute__((alias("__cyg_profile_func_enter"), visibility("hidden")));
+extern __typeof__(__cyg_profile_func_exit) mc_cyg_exit_self
+	__attribute__((alias("__cyg_profile_func_exit"), visibility("hidden")));
+
 static void mc_unwind(struct rec_thread *t, uintptr_t sp, int how)
 {
 	struct mc_thread *mt = mc_thread_of(t);

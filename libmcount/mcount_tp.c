@@ -13,7 +13,12 @@
  * Entry bytes are written with one 16-bit store each (a thread running through them sees the
  * old or the new instruction); the bytes before an entry are never executed until the entry
  * jumps to them. The fast paths are also told to decline (mc_fast_max_stack = 0) and the
- * complete hooks to do nothing, in case the text cannot be made writable.
+ * complete hooks to do nothing, in case the text cannot be made writable. The entry points
+ * are ours by their hidden names (mc_mcount_self, ...): in a dlopen'ed libmcount (attach) the
+ * exported ones bind to libc's, and patching those (with the span of pages between libc and
+ * us, which holds the program's thread stacks, made read-only again) killed the process.
+ * Only the pages of each site are made writable. An attached session's detach puts the
+ * bytes back (mc_tp_stop), for the next attach, in whatever format.
  *
  * What a hit holds (rec_tp.h): the registers as the trampoline found them, fixed up to the
  * function's first instruction:
@@ -38,14 +43,23 @@
 
 int mc_tp_mode;
 
-/* trampolines (mcount_trampoline.S) and hooks (mcount_hooks.c) */
-void mcount(void);
-void __fentry__(void);
+/* trampolines (mcount_trampoline.S) and hooks (mcount_hooks.c), by their hidden names: in a
+ * dlopen'ed libmcount (`flightrec record -p`) the exported mcount, __fentry__ and
+ * __cyg_profile_func_* bind to libc's, which come first in the global scope */
+void mc_mcount_self(void);
+void mc_fentry_self(void);
 void mcount_tp_site(void);
 void fentry_tp_site(void);
 void cyg_tp(void);
-void __cyg_profile_func_enter(void *fn, void *call_site);
-void __cyg_profile_func_exit(void *fn, void *call_site);
+void mc_cyg_enter_self(void *fn, void *call_site);
+void mc_cyg_exit_self(void *fn, void *call_site);
+
+/* which entry points mc_tp_start patched, for mc_tp_stop to put back (only those: one left
+ * alone may not hold the bytes the build put there) */
+#define MC_TP_MCOUNT 1
+#define MC_TP_FENTRY 2
+#define MC_TP_CYG    4
+static int mc_tp_patched;
 
 /* code bytes at a function's address (through an integer: the compiler must not reason
  * about the bounds of a function object) */
@@ -88,12 +102,13 @@ static void mc_store16(uint8_t *p, uint16_t v)
 	__atomic_store_n((uint16_t *)p, v, __ATOMIC_RELEASE);
 }
 
-/* Make [lo, hi) writable (1) or executable again (0). */
-static int mc_text_writable(uintptr_t lo, uintptr_t hi, int writable)
+/* Make the pages of [p, p + len) writable (1) or executable again (0): each site's own pages,
+ * never a span between two sites (which may hold other mappings: the program's stacks, when
+ * a name bound elsewhere). */
+static int mc_text_writable(uint8_t *p, size_t len, int writable)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t a = lo & ~((uintptr_t)page - 1),
-		  b = (hi + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(page - 1), b = ((uintptr_t)p + len + page - 1) & ~(page - 1);
 
 	return mprotect((void *)a, b - a, PROT_READ | PROT_EXEC | (writable ? PROT_WRITE : 0));
 }
@@ -112,39 +127,43 @@ static int mc_short_jmp(uint8_t *entry, const uint8_t *site)
 /* 0: every entry point patched; else the number of hook kinds left as they were */
 static int mc_tp_patch(void)
 {
-	uint8_t *mc = mc_code(mcount), *fe = mc_code(__fentry__);
+	uint8_t *mc = mc_code(mc_mcount_self), *fe = mc_code(mc_fentry_self);
 	uint8_t *mc_site = mc_code(mcount_tp_site), *fe_site = mc_code(fentry_tp_site);
-	uint8_t *enter = mc_code((void (*)(void))__cyg_profile_func_enter);
-	uint8_t *exit_ = mc_code((void (*)(void))__cyg_profile_func_exit);
-	uintptr_t lo = (uintptr_t)mc_site, hi = lo;
-	uintptr_t pts[] = {(uintptr_t)mc, (uintptr_t)fe, (uintptr_t)fe_site, (uintptr_t)enter - 5,
-			   (uintptr_t)exit_};
+	uint8_t *enter = mc_code((void (*)(void))mc_cyg_enter_self);
+	uint8_t *exit_ = mc_code((void (*)(void))mc_cyg_exit_self);
 	int32_t rel;
 	int bad = 0;
 
-	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++) {
-		if (pts[i] < lo)
-			lo = pts[i];
-		if (pts[i] + 2 > hi)
-			hi = pts[i] + 2;
+	if (mc_text_writable(mc, 2, 1) < 0 || mc_text_writable(fe, 2, 1) < 0 ||
+	    mc_text_writable(enter - 5, 7, 1) < 0 || mc_text_writable(exit_, 2, 1) < 0)
+		bad = 3;
+	if (!bad) {
+		if (mc_short_jmp(mc, mc_site) == 0)
+			mc_tp_patched |= MC_TP_MCOUNT;
+		else
+			bad++;
+		if (mc_short_jmp(fe, fe_site) == 0)
+			mc_tp_patched |= MC_TP_FENTRY;
+		else
+			bad++;
+		/* __cyg_profile_func_enter: jmp cyg_tp in the 5 bytes before it, then the short
+		 * jump; __cyg_profile_func_exit: ret */
+		if (enter[-5] == 0x90 && enter[0] == 0x90 && enter[1] == 0x90 && exit_[0] == 0x90 &&
+		    exit_[1] == 0x90) {
+			rel = (int32_t)((intptr_t)mc_code(cyg_tp) - (intptr_t)enter);
+			enter[-5] = 0xe9;
+			memcpy(enter - 4, &rel, 4);
+			bad += mc_short_jmp(enter, enter - 5) < 0;
+			mc_store16(exit_, 0x90c3); /* ret; nop */
+			mc_tp_patched |= MC_TP_CYG;
+		} else {
+			bad++;
+		}
 	}
-	if (mc_text_writable(lo, hi, 1) < 0)
-		return 3;
-	bad += mc_short_jmp(mc, mc_site) < 0;
-	bad += mc_short_jmp(fe, fe_site) < 0;
-	/* __cyg_profile_func_enter: jmp cyg_tp in the 5 bytes before it, then the short jump;
-	 * __cyg_profile_func_exit: ret */
-	if (enter[-5] == 0x90 && enter[0] == 0x90 && enter[1] == 0x90 && exit_[0] == 0x90 &&
-	    exit_[1] == 0x90) {
-		rel = (int32_t)((intptr_t)mc_code(cyg_tp) - (intptr_t)enter);
-		enter[-5] = 0xe9;
-		memcpy(enter - 4, &rel, 4);
-		bad += mc_short_jmp(enter, enter - 5) < 0;
-		mc_store16(exit_, 0x90c3); /* ret; nop */
-	} else {
-		bad++;
-	}
-	mc_text_writable(lo, hi, 0);
+	mc_text_writable(mc, 2, 0);
+	mc_text_writable(fe, 2, 0);
+	mc_text_writable(enter - 5, 7, 0);
+	mc_text_writable(exit_, 2, 0);
 	return bad;
 }
 
@@ -154,4 +173,38 @@ void mc_tp_start(void)
 	if (mc_tp_patch())
 		rec_warn("libmcount: cannot patch its own entry points for tracepoints: some "
 			 "hooks record nothing");
+}
+
+/* An attached session's detach (mc_attach_unhook: the program's slots back, no thread inside
+ * our code): the entry points as they were built, so that a later attach in another format
+ * records through them, and one in this format can patch them again. Each entry first (one
+ * 16-bit store), then the bytes it jumped to, which nothing reaches any more. */
+void mc_tp_stop(void)
+{
+	uint8_t *mc = mc_code(mc_mcount_self), *fe = mc_code(mc_fentry_self);
+	uint8_t *enter = mc_code((void (*)(void))mc_cyg_enter_self);
+	uint8_t *exit_ = mc_code((void (*)(void))mc_cyg_exit_self);
+
+	if (!mc_tp_patched)
+		return;
+	if (mc_text_writable(mc, 2, 1) < 0 || mc_text_writable(fe, 2, 1) < 0 ||
+	    mc_text_writable(enter - 5, 7, 1) < 0 || mc_text_writable(exit_, 2, 1) < 0) {
+		rec_warn("libmcount: cannot put its own entry points back: a later attach records "
+			 "nothing through them");
+	} else {
+		if (mc_tp_patched & MC_TP_MCOUNT)
+			mc_store16(mc, 0x9066); /* xchg %ax, %ax */
+		if (mc_tp_patched & MC_TP_FENTRY)
+			mc_store16(fe, 0x9066);
+		if (mc_tp_patched & MC_TP_CYG) {
+			mc_store16(enter, 0x9090);
+			memset(enter - 5, 0x90, 5);
+			mc_store16(exit_, 0x9090);
+		}
+		mc_tp_patched = 0;
+	}
+	mc_text_writable(mc, 2, 0);
+	mc_text_writable(fe, 2, 0);
+	mc_text_writable(enter - 5, 7, 0);
+	mc_text_writable(exit_, 2, 0);
 }
