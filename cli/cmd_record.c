@@ -980,9 +980,14 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		return CLI_USAGE;
 	}
 	/* an XRay program calling no hook: its functions are those of its sleds, patched as
-	 * -P . patches them (the executable's) */
+	 * -P . patches them, in the executable and in each library with sleds (a.xray_pat) */
 	if (!patching && a.nhooks == 0 && a.xray) {
-		dyn_patch = strdup(".");
+		if (a.xray_left)
+			fprintf(stderr,
+				"flightrec: record -p %d: %zu modules with XRay sleds not "
+				"recorded (the first %d are)\n",
+				(int)pid, a.xray_left, ATTACH_MAX_XRAY_PAT);
+		dyn_patch = strdup(a.xray_pat);
 		if (!dyn_patch) {
 			cli_err("out of memory");
 			return CLI_USAGE;
