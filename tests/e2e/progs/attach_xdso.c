@@ -7,6 +7,10 @@
  *               milliseconds; ax_step calls xl_mid (linked) and xd_mid (dlopened), each of
  *               which calls its leaf twice; then prints each thread's sum and the total, and
  *               exits with total % 7.
+ *   attach_xdso MS LIB spin   as above, and a third thread calls xd_leaf (through dlsym's
+ *               pointer: no PLT) every ~10 us of busy waiting for MS milliseconds (never far
+ *               from the library's sled, in no system call: the case that steps it there),
+ *               then prints "spin: done".
  * The output and exit status depend on nothing but MS: an attached run must print exactly
  * what an unattached one does.
  */
@@ -14,16 +18,40 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 long xl_mid(long x);
 
 static long ax_ms;
-static long (*ax_xd_mid)(long);
+static long (*ax_xd_mid)(long), (*ax_xd_leaf)(long);
 
 __attribute__((noinline)) long ax_step(long x)
 {
 	return xl_mid(x) + ax_xd_mid(x + 1);
+}
+
+static void *ax_spinner(void *arg)
+{
+	struct timespec now, end;
+	long acc = (long)arg;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ax_ms / 1000;
+	end.tv_nsec += ax_ms % 1000 * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	do {
+		for (int i = 0; i < 64; i++) {
+			acc += ax_xd_leaf(acc + i);
+			for (int j = 0; j < 256; j++)
+				__builtin_ia32_pause();
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	return (void *)acc; /* depends on the time: not printed */
 }
 
 static void *ax_worker(void *arg)
@@ -40,8 +68,9 @@ static void *ax_worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[2];
+	pthread_t t[2], spinner;
 	long total = 0;
+	int spin;
 	void *h;
 
 	if (argc < 3) {
@@ -50,10 +79,14 @@ int main(int argc, char **argv)
 	}
 	ax_ms = atol(argv[1]);
 	h = dlopen(argv[2], RTLD_NOW);
-	if (!h || !(ax_xd_mid = (long (*)(long))dlsym(h, "xd_mid"))) {
+	if (!h || !(ax_xd_mid = (long (*)(long))dlsym(h, "xd_mid")) ||
+	    !(ax_xd_leaf = (long (*)(long))dlsym(h, "xd_leaf"))) {
 		fprintf(stderr, "attach_xdso: %s\n", dlerror());
 		return 2;
 	}
+	spin = argc > 3 && !strcmp(argv[3], "spin");
+	if (spin)
+		pthread_create(&spinner, NULL, ax_spinner, NULL);
 	for (long i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, ax_worker, (void *)i);
 	for (int i = 0; i < 2; i++) {
@@ -61,6 +94,10 @@ int main(int argc, char **argv)
 		pthread_join(t[i], &r);
 		total += (long)r;
 		printf("worker %d: %ld\n", i, (long)r);
+	}
+	if (spin) {
+		pthread_join(spinner, NULL);
+		printf("spin: done\n");
 	}
 	printf("total %ld\n", total);
 	return (int)(total % 7);
