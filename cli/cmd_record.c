@@ -1328,10 +1328,10 @@ int cmd_record(int argc, char **argv)
 
 	if (attach_pid) {
 		if ((forced && kind != HOOK_MCOUNT) || fmt.tracepoints || fmt.signal ||
-		    fmt.no_pltbind || fmt.nest_libcall)
+		    fmt.no_pltbind)
 			return cli_usage_error(usage, "record: -p PID takes the mcount hook's "
-					       "options but --hook, --tracepoint, --signal, "
-					       "--no-pltbind and --nest-libcall");
+					       "options but --hook, --tracepoint, --signal and "
+					       "--no-pltbind");
 		return record_attach(attach_pid, duration, dir, &fmt);
 	}
 	if (find_program(argv[optind], prog, sizeof(prog)) < 0)
