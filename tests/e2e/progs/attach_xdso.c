@@ -11,6 +11,10 @@
  *               pointer: no PLT) every ~10 us of busy waiting for MS milliseconds (never far
  *               from the library's sled, in no system call: the case that steps it there),
  *               then prints "spin: done".
+ *   attach_xdso MS LIB reopen FILLER   as the first form, and at MS/2 milliseconds a third
+ *               thread (the workers held off by a lock) dlcloses LIB, dlopens FILLER (which
+ *               takes the place LIB had) and LIB again, elsewhere: a module closed and one
+ *               loaded while the process lives, between two attaches.
  * The output and exit status depend on nothing but MS: an attached run must print exactly
  * what an unattached one does.
  */
@@ -25,6 +29,9 @@ long xl_mid(long x);
 
 static long ax_ms;
 static long (*ax_xd_mid)(long), (*ax_xd_leaf)(long);
+static pthread_rwlock_t ax_lock = PTHREAD_RWLOCK_INITIALIZER; /* reopen: LIB in use */
+static const char *ax_lib, *ax_filler;
+static void *ax_handle;
 
 __attribute__((noinline)) long ax_step(long x)
 {
@@ -60,17 +67,36 @@ static void *ax_worker(void *arg)
 	struct timespec ts = { 0, 1000000L };
 
 	for (long i = 0; i < ax_ms; i++) {
+		pthread_rwlock_rdlock(&ax_lock);
 		acc += ax_step(i + id);
+		pthread_rwlock_unlock(&ax_lock);
 		nanosleep(&ts, NULL);
 	}
 	return (void *)acc;
 }
 
+static void *ax_reopener(void *arg)
+{
+	struct timespec ts = { ax_ms / 2 / 1000, ax_ms / 2 % 1000 * 1000000L };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	pthread_rwlock_wrlock(&ax_lock);
+	dlclose(ax_handle);
+	if (!dlopen(ax_filler, RTLD_NOW) || !(ax_handle = dlopen(ax_lib, RTLD_NOW)) ||
+	    !(ax_xd_mid = (long (*)(long))dlsym(ax_handle, "xd_mid"))) {
+		fprintf(stderr, "attach_xdso: %s\n", dlerror());
+		exit(2);
+	}
+	pthread_rwlock_unlock(&ax_lock);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	pthread_t t[2], spinner;
+	pthread_t t[2], spinner, reopener;
 	long total = 0;
-	int spin;
+	int spin, reopen;
 	void *h;
 
 	if (argc < 3) {
@@ -87,6 +113,13 @@ int main(int argc, char **argv)
 	spin = argc > 3 && !strcmp(argv[3], "spin");
 	if (spin)
 		pthread_create(&spinner, NULL, ax_spinner, NULL);
+	reopen = argc > 4 && !strcmp(argv[3], "reopen");
+	if (reopen) {
+		ax_lib = argv[2];
+		ax_filler = argv[4];
+		ax_handle = h;
+		pthread_create(&reopener, NULL, ax_reopener, NULL);
+	}
 	for (long i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, ax_worker, (void *)i);
 	for (int i = 0; i < 2; i++) {
@@ -95,6 +128,8 @@ int main(int argc, char **argv)
 		total += (long)r;
 		printf("worker %d: %ld\n", i, (long)r);
 	}
+	if (reopen)
+		pthread_join(reopener, NULL);
 	if (spin) {
 		pthread_join(spinner, NULL);
 		printf("spin: done\n");
