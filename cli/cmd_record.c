@@ -154,7 +154,7 @@ static const char usage[] =
 	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
 	"                  one decides; only -U: everything else in the program)\n"
 	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions,\n"
-	"XRay sleds; with -P/-U also patchable nops or none):\n"
+	"XRay sleds, the libraries' too; with -P/-U also patchable nops or none):\n"
 	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
 	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
 	"                  put its hooks, PLT slots and -P's code back and let it go on (again\n"
