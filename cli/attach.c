@@ -6,7 +6,8 @@
  *      process): libc's dlopen, the `__environ` variable libc's getenv reads (through libc's
  *      own GOT slot, so a copy relocation in the program is followed), and every GOT slot of
  *      the program and its libraries bound to mcount/_mcount/__fentry__/__cyg_profile_func_*
- *      (GLOB_DAT, JUMP_SLOT, 64-bit absolute relocations). Nothing found: refused.
+ *      (GLOB_DAT, JUMP_SLOT, 64-bit absolute relocations); the modules with XRay sleds (the
+ *      executable, its libraries: at_scan_xray). Nothing found: refused.
  *   2. attach_stop_all: PTRACE_SEIZE + PTRACE_INTERRUPT of every thread in /proc/PID/task,
  *      again until a pass finds no new one (a stopped thread creates none).
  *   3. attach_inject: in one stopped thread (the main one when it lives), registers and the
@@ -278,19 +279,30 @@ static uint64_t at_local_sym(const struct rec_elf_map *m, const char *name)
 
 /*
  * XRay (clang -fxray-instrument): a module with xray_instr_map has entry sleds -P patches
- * (libmcount mcount_dynamic.c). The program's own XRay runtime (compiler-rt, linked in) may
- * patch them too: a sled not as the compiler left it, a handler set (XRayPatchedFunction) or
- * a patching under way (XRayPatching) say it does, and its sleds are then left alone (the
- * attach is refused). Otherwise XRayPatching is held set while we are attached, so that a
- * __xray_patch the program calls meanwhile returns "ongoing" instead of writing over ours.
+ * (libmcount mcount_dynamic.c): the executable's and those of every shared library it has
+ * loaded (linked or dlopen'ed; clang 14 links no runtime into a library, whose sleds only a
+ * runtime of the program would patch, as our xray-rt or a later compiler-rt's
+ * __xray_register_dso do). Each such module gets its pattern in a->xray_pat: "." for the
+ * executable, ".@NAME" for a library, NAME its file name up to its ".so" (libmcount compares
+ * it with the start of the name the loader knows, which may be a link: libx.so.1 for
+ * libx.so.1.2). The program's own XRay runtime may patch them too: a sled of any module not
+ * as the compiler left it, a handler set (XRayPatchedFunction) or a patching under way
+ * (XRayPatching) in any module that has them say it does, and the sleds are then left alone
+ * (the attach is refused). Otherwise every module's XRayPatching is held set while we are
+ * attached, so that a __xray_patch the program calls meanwhile returns "ongoing" instead of
+ * writing over ours.
  */
-static void at_scan_xray(struct attach *a, const struct rec_elf_map *m, uint64_t bias)
+static void at_scan_xray(struct attach *a, const struct rec_elf_map *m, uint64_t bias,
+			 const char *path, bool is_exe)
 {
 	static const uint8_t sled[11] = {0xeb, 0x09, 0x66, 0x0f, 0x1f, 0x84,
 					 0x00, 0x00, 0x02, 0x00, 0x00};
 	uint64_t addr, size, fn = 0, busy = 0;
 	uint64_t handler = at_local_sym(m, "_ZN6__xray19XRayPatchedFunctionE");
 	uint64_t patching = at_local_sym(m, "_ZN6__xray12XRayPatchingE");
+	const char *base = strrchr(path, '/') + 1, *so = strstr(base, ".so");
+	size_t used = strlen(a->xray_pat), blen = so ? (size_t)(so + 3 - base) : strlen(base);
+	int n;
 
 	if (at_section(m, "xray_instr_map", &addr, &size) < 0)
 		return;
@@ -298,8 +310,22 @@ static void at_scan_xray(struct attach *a, const struct rec_elf_map *m, uint64_t
 	if ((handler && (at_read(a->pid, bias + handler, &fn, 8) < 0 || fn)) ||
 	    (patching && (at_read(a->pid, bias + patching, &busy, 1) < 0 || busy)))
 		a->xray_own = 1;
-	if (patching && !a->xray_busy_var)
-		a->xray_busy_var = bias + patching;
+	if (patching && a->nxray_busy < ATTACH_MAX_XRAY)
+		a->xray_busy_var[a->nxray_busy++] = bias + patching;
+	/* libmcount's module names stop at 63 bytes; the start of a name still names it */
+	if (blen > 63)
+		blen = 63;
+	n = is_exe ? snprintf(a->xray_pat + used, sizeof(a->xray_pat) - used, "%s.",
+			      used ? ";" : "")
+		   : snprintf(a->xray_pat + used, sizeof(a->xray_pat) - used, "%s.@%.*s",
+			      used ? ";" : "", (int)blen, base);
+	if (n < 0 || (size_t)n >= sizeof(a->xray_pat) - used ||
+	    a->xray_npat >= ATTACH_MAX_XRAY_PAT) {
+		a->xray_pat[used] = '\0'; /* no room: not taken, and said (record_attach) */
+		a->xray_left++;
+	} else {
+		a->xray_npat++;
+	}
 	for (uint64_t o = 0; o + 32 <= size && !a->xray_own; o += 32) {
 		uint8_t e[32], code[11];
 		uint64_t at;
@@ -324,6 +350,7 @@ struct at_open {
 	bool ours, libc;
 	char seen[64][512]; /* a file mapped twice (offset 0 again) is scanned once */
 	size_t nseen;
+	char exe[4096]; /* the executable's path, as the maps name it */
 };
 
 static int at_open_module(void *arg, const char *path, uint64_t start)
@@ -360,7 +387,7 @@ static int at_open_module(void *arg, const char *path, uint64_t start)
 		a->environ_var = env;
 	} else {
 		at_each_rela(&m, at_scan_hooks, &s);
-		at_scan_xray(a, &m, s.bias);
+		at_scan_xray(a, &m, s.bias, path, !strcmp(path, o->exe));
 	}
 	rec_elf_map_close(&m);
 	return 0;
@@ -390,6 +417,7 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char
 {
 	struct at_open *o = calloc(1, sizeof(*o));
 	char exe[64];
+	ssize_t el;
 	int ret = -1;
 
 	if (!o) {
@@ -408,6 +436,10 @@ int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char
 		snprintf(why, len, "no process %d", (int)pid);
 		goto out;
 	}
+	/* through a live thread: a main thread gone through pthread_exit has no exe link */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)(at_live_tid(pid) ?: pid));
+	el = readlink(exe, o->exe, sizeof(o->exe) - 1);
+	o->exe[el > 0 ? el : 0] = '\0';
 	if (at_each_module(pid, at_open_module, o) < 0) {
 		char hint[160];
 		/* another user's process: its maps are as closed to us as ptrace is */
@@ -1080,8 +1112,8 @@ int attach_inject(struct attach *a, char *const *env, char *why, size_t len)
 		}
 	}
 	/* XRay: the program's own __xray_patch stays off our sleds (at_scan_xray) */
-	if (a->patching && a->xray_busy_var)
-		a->xray_held = at_set_byte(a, tid, a->xray_busy_var, 1) == 0;
+	for (size_t k = 0; a->patching && k < a->nxray_busy; k++)
+		a->xray_held |= at_set_byte(a, tid, a->xray_busy_var[k], 1) == 0;
 	return 0;
 }
 
@@ -1228,8 +1260,8 @@ int attach_detach(struct attach *a, char *why, size_t len)
 		a->nth = 0;
 		return 0; /* the process ended meanwhile: its exit finished the trace */
 	}
-	if (a->xray_held)
-		at_set_byte(a, tid, a->xray_busy_var, 0);
+	for (size_t k = 0; a->xray_held && k < a->nxray_busy; k++)
+		at_set_byte(a, tid, a->xray_busy_var[k], 0);
 	a->xray_held = 0;
 	/* the others go on: finish needs our helper thread running */
 	for (size_t k = 0; k < a->nth; k++)

@@ -11,6 +11,8 @@
 
 #define ATTACH_MAX_THREADS 4096
 #define ATTACH_MAX_SLOTS 256
+#define ATTACH_MAX_XRAY	    16 /* modules with XRay sleds whose runtime flag is held */
+#define ATTACH_MAX_XRAY_PAT 32 /* their patterns: libmcount's MC_DYN_MAX */
 
 struct attach_thread {
 	pid_t tid;
@@ -42,14 +44,20 @@ struct attach {
 	int patching;	    /* -P/-U: libmcount patches sites while the threads are stopped */
 	size_t xray;	    /* modules with XRay sleds (xray_instr_map) */
 	int xray_own;	    /* the program's XRay runtime patches its sleds: left alone */
-	uint64_t xray_busy_var; /* its XRayPatching flag, held set while attached (0: none) */
-	int xray_held;		/* we set it */
+	/* the XRayPatching flags of the modules that have one, held set while attached */
+	uint64_t xray_busy_var[ATTACH_MAX_XRAY];
+	size_t nxray_busy;
+	int xray_held; /* we set them */
+	/* -P's patterns that take every module's XRay sleds (".", ".@libx.so"; ';'-joined) */
+	char xray_pat[2560];
+	size_t xray_npat, xray_left; /* modules in xray_pat; those left out (no room) */
 };
 
 /* Read PID's maps and files: libc's dlopen and environ, the GOT slots of the hooks (none
- * needed when PATCHING: -P/-U, or with XRay sleds, which the caller then has -P patch), the
- * XRay sleds and whether the program patches them itself (refused when they would be
- * patched). Touches nothing. 0, or -1 with WHY. */
+ * needed when PATCHING: -P/-U, or with XRay sleds, which the caller then has -P patch with
+ * xray_pat: the executable's and every shared library's), the XRay sleds of every module and
+ * whether the program patches them itself (refused when they would be patched). Touches
+ * nothing. 0, or -1 with WHY. */
 int attach_open(struct attach *a, pid_t pid, const char *lib, int patching, char *why, size_t len);
 /* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT, until no new one appears). 0, or -1
  * with WHY (nothing stopped then when the first thread could not be seized). */

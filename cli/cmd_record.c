@@ -154,7 +154,7 @@ static const char usage[] =
 	"  -U, --unpatch=FUNC  do not patch them (for a function several -P/-U match, the last\n"
 	"                  one decides; only -U: everything else in the program)\n"
 	"Attaching to a running process (mcount hook: -pg, -pg -mfentry, -finstrument-functions,\n"
-	"XRay sleds; with -P/-U also patchable nops or none):\n"
+	"XRay sleds, the libraries' too; with -P/-U also patchable nops or none):\n"
 	"  -p, --pid=PID   load the runtime into process PID with ptrace and record it until\n"
 	"                  --duration has passed, SIGINT/SIGTERM/SIGHUP comes or PID ends; then\n"
 	"                  put its hooks, PLT slots and -P's code back and let it go on (again\n"
@@ -981,9 +981,14 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 		return CLI_USAGE;
 	}
 	/* an XRay program calling no hook: its functions are those of its sleds, patched as
-	 * -P . patches them (the executable's) */
+	 * -P . patches them, in the executable and in each library with sleds (a.xray_pat) */
 	if (!patching && a.nhooks == 0 && a.xray) {
-		dyn_patch = strdup(".");
+		if (a.xray_left)
+			fprintf(stderr,
+				"flightrec: record -p %d: %zu modules with XRay sleds not "
+				"recorded (the first %d are)\n",
+				(int)pid, a.xray_left, ATTACH_MAX_XRAY_PAT);
+		dyn_patch = strdup(a.xray_pat);
 		if (!dyn_patch) {
 			cli_err("out of memory");
 			return CLI_USAGE;
@@ -1332,12 +1337,9 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error(usage, "record: empty -d DIR");
 
 	if (attach_pid) {
-		if ((forced && kind != HOOK_MCOUNT) || fmt.signal || fmt.no_pltbind ||
-		    fmt.nest_libcall)
-			return cli_usage_error(usage,
-					       "record: -p PID takes the mcount hook's "
-					       "options but --hook, --signal, --no-pltbind and "
-					       "--nest-libcall");
+		if ((forced && kind != HOOK_MCOUNT) || fmt.signal || fmt.no_pltbind)
+			return cli_usage_error(usage, "record: -p PID takes the mcount hook's "
+					       "options but --hook, --signal and --no-pltbind");
 		return record_attach(attach_pid, duration, dir, &fmt);
 	}
 	if (find_program(argv[optind], prog, sizeof(prog)) < 0)

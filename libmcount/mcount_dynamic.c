@@ -58,6 +58,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -378,6 +379,7 @@ struct dyn_undo {
 	size_t len;
 	int skip; /* the old bytes only go to site + len (nops, an XRay sled's jmp) */
 	uint8_t old[16];
+	uint8_t ours[16]; /* what we wrote: a site that no longer holds it is not ours */
 };
 static struct dyn_undo *dyn_undo;
 static size_t dyn_nundo, dyn_undo_cap;
@@ -542,6 +544,8 @@ write:
 			for (size_t k = 5; k < pt[i].len; k++)
 				c[k] = 0x90; /* never run: the call does not return here */
 			c[0] = 0xe8;	     /* call rel32 */
+			if (mc_attached)
+				memcpy(dyn_undo[dyn_nundo - 1].ours, (const void *)c, pt[i].len);
 		}
 		__builtin___clear_cache((char *)g->lo, (char *)g->hi);
 		(void)mprotect((void *)g->lo, g->hi - g->lo, g->prot);
@@ -990,6 +994,23 @@ static void dyn_arenas_free(const struct mc_attach_th *th, size_t n, size_t insi
 	dyn_nkept = kept;
 }
 
+/* the site still holds the call we wrote (or the read is refused, a seccomp filter: as if it
+ * did, the stubs it would call are about to go) */
+static int dyn_still_ours(const struct dyn_undo *u)
+{
+	uint8_t now[sizeof(u->ours)];
+	struct iovec l = {now, u->len}, r = {(void *)u->site, u->len};
+	ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+
+	if ((got < 0 && errno != EFAULT) ||
+	    (got == (ssize_t)u->len && !memcmp(now, u->ours, u->len)))
+		return 1;
+	rec_debug("libmcount: -P: the site at %#lx is left as it is: its library was closed "
+		  "since it was patched",
+		  (unsigned long)u->site);
+	return 0;
+}
+
 /*
  * Attached, on detach (mc_attach_unhook: every thread of the program stopped by the tracer,
  * none inside our code but those marked inside): every site mc_dyn_patch wrote gets its old
@@ -998,8 +1019,11 @@ static void dyn_arenas_free(const struct mc_attach_th *th, size_t n, size_t insi
  * (an XRay sled's last 6 bytes): the old bytes there are the middle of the sled's 9-byte nop,
  * so it is moved to the site's end, where the sled's jmp would have taken it. A thread that
  * stays inside libmcount will return into an XRay sled's nops at some later time: those sites
- * keep the call (a warning), the rest are put back. Then the stub pages no thread is on are
- * unmapped (one page per 64 KiB arena, per module patched, per attach otherwise).
+ * keep the call (a warning), the rest are put back. A site that no longer holds what we
+ * wrote (its library dlclose'd while attached: unmapped, or another one loaded there; read
+ * with process_vm_readv, which fails where a load would fault) is left alone. Then the stub
+ * pages no thread is on are unmapped (one page per 64 KiB arena, per module patched, per
+ * attach otherwise).
  */
 void mc_dyn_unpatch(struct mc_attach_th *th, size_t n)
 {
@@ -1021,6 +1045,8 @@ void mc_dyn_unpatch(struct mc_attach_th *th, size_t n)
 			left++; /* a hook's return to site + 5 must still find nops */
 			continue;
 		}
+		if (!dyn_still_ours(u))
+			continue;
 		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
 			rec_warn("libmcount: -P: the site at %#lx cannot be put back: %s",
 				 (unsigned long)u->site, strerror(errno));

@@ -12,6 +12,8 @@
  *               waiting for MS milliseconds (a thread never far from at_spin's patch site and
  *               in no system call, for the cases that step it inside), then prints
  *               "spin: done".
+ * Built with -DAT_NEST (attach/libcall-nest), each at_worker call also calls lc_lib_work of
+ * liblcnest.so (progs/libcall_lib.c), whose own library calls go through its own PLT.
  * The output and exit status depend on nothing but MS: an attached run must print exactly
  * what an unattached one does. No .expect file: the counts depend on when we attach.
  */
@@ -22,6 +24,10 @@
 #include <time.h>
 
 static long at_ms;
+
+#ifdef AT_NEST
+int lc_lib_work(int n);
+#endif
 
 __attribute__((noinline)) long at_leaf(long x)
 {
@@ -70,6 +76,9 @@ static void *at_worker(void *arg)
 
 	for (long i = 0; i < at_ms; i++) {
 		acc += at_mid(i + id);
+#ifdef AT_NEST
+		acc += lc_lib_work((int)(i & 1023));
+#endif
 		nanosleep(&ts, NULL);
 	}
 	return (void *)acc;
