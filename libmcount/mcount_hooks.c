@@ -403,6 +403,39 @@ __attribute__((noreturn)) static void mc_fatal(const char *msg, size_t len)
 	abort();
 }
 
+/*
+ * A hijacked return in a vfork child that has no state of its own (rec_thread.h): the frame
+ * is the parent's, still on the parent's shadow stack, which the parent returns through once
+ * the child has exec'ed or died. Its real return address is read, nothing is written: the
+ * newest frame with this slot (vfork's own on the child's first return), else a buried one.
+ */
+static __attribute__((noinline)) uintptr_t mc_vfork_child_exit(uintptr_t *slot, uint32_t kind,
+								uintptr_t *child_ip)
+{
+	static const char no_stack[] = "flightrec: libmcount: a hijacked return has no shadow "
+				       "stack entry; aborting\n";
+	struct rec_thread *p = rec_vfork_stateless_parent();
+	struct mc_thread *mt;
+
+	if (!p)
+		mc_fatal(no_stack, sizeof(no_stack) - 1);
+	mt = mc_thread_of(p);
+	for (uint32_t d = mt->depth; d-- > 0;) {
+		if (mt->rstack[d].parent_loc == slot && mt->rstack[d].kind == kind) {
+			if (child_ip)
+				*child_ip = mt->rstack[d].child_ip;
+			return mt->rstack[d].parent_ip;
+		}
+	}
+	for (uint32_t i = 1; mt->graves && i <= MC_GRAVES; i++) {
+		const struct mc_grave *g = &mt->graves[(mt->grave_next - i) % MC_GRAVES];
+
+		if (g->parent_loc == slot)
+			return g->parent_ip;
+	}
+	mc_fatal(no_stack, sizeof(no_stack) - 1);
+}
+
 void mcount_entry(uintptr_t *parent_loc, uintptr_t child_ip, const uintptr_t *regs)
 {
 	mc_hijack_entry(parent_loc, child_ip, MC_FRAME_HIJACK, regs);
@@ -481,7 +514,7 @@ uintptr_t mc_hijack_exit(uintptr_t *sp, uint32_t kind, uintptr_t *child_ip)
 	if (child_ip)
 		*child_ip = 0;
 	if (unlikely((uintptr_t)t <= REC_THREAD_SENTINEL_MAX))
-		mc_fatal(no_stack, sizeof(no_stack) - 1);
+		return mc_vfork_child_exit(slot, kind, child_ip);
 	mt = mc_thread_of(t);
 	busy = t->busy;
 	t->busy = 1;

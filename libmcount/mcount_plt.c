@@ -224,15 +224,23 @@ int mc_plt_setjmp_known(const void *env)
 	return 0;
 }
 
+static void mc_plt_new_gen(void);
+
 /* A return at sp with no frame of ours on top for its slot, to a slot a traced setjmp
- * returned through: a longjmp landing. Its setjmp call, or NULL. */
-static struct mc_plt_jmp *mc_plt_landing(uintptr_t *sp)
+ * returned through: a longjmp landing. Its setjmp call, or NULL. Called only while the
+ * thread remembers setjmp calls (mc_plt_njmps): the attach generation is checked here, off
+ * the way of every other return. */
+static __attribute__((noinline)) struct mc_plt_jmp *mc_plt_landing(uintptr_t *sp)
 {
 	struct rec_thread *t = rec_self;
 	struct mc_thread *mt;
 	struct mc_frame *f;
 
-	if (!mc_plt_njmps || (uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
+	if (unlikely(mc_plt_tgen != mc_plt_gen)) {
+		mc_plt_new_gen(); /* an earlier attach's calls */
+		return NULL;
+	}
+	if ((uintptr_t)t <= REC_THREAD_SENTINEL_MAX)
 		return NULL;
 	mt = mc_thread_of(t);
 	if (mt->depth) {
@@ -310,6 +318,9 @@ mc_plt_entry_special(uintptr_t *ret_loc, struct mc_plt_mod *m, uintptr_t idx, ui
 	/* a vfork by a vfork child: not traced (see the top) */
 	if ((flags & MC_PLT_VFORK) && rec_vfork_pid)
 		return target;
+	/* the setjmp ring is written below: an earlier attach's is forgotten first */
+	if (unlikely(mc_plt_tgen != mc_plt_gen))
+		mc_plt_new_gen();
 	saved = errno;
 	mc_hijack_entry(ret_loc, m->first + m->step * idx, MC_FRAME_PLT, regs);
 	if (flags & MC_PLT_SETJMP)
@@ -338,8 +349,9 @@ uintptr_t mc_plt_entry(uintptr_t *ret_loc, uintptr_t idx, uintptr_t id, uintptr_
 	*resolver = m && m->resolver ? m->resolver : mc_plt_any_resolver;
 	if (unlikely(!m || idx >= m->nrel))
 		return 0;
-	if (unlikely(mc_plt_tgen != mc_plt_gen))
-		mc_plt_new_gen();
+	/* the thread's state of an earlier attach (mc_plt_tgen) is checked where it is used:
+	 * the pending re-point here (mc_plt_fix_pending), the setjmp ring in the special path
+	 * and at a return that may be a landing; an ordinary call tests nothing more */
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	target = m->resolved[idx];
@@ -370,9 +382,8 @@ uintptr_t mc_plt_exit(uintptr_t *sp)
 	/* a vfork pending on this thread: which process returns, and with whose state */
 	if (unlikely(rec_vfork_pid))
 		rec_vfork_return();
-	if (unlikely(mc_plt_tgen != mc_plt_gen))
-		mc_plt_new_gen();
-	j = mc_plt_landing(sp);
+	/* (the attach generation: mc_plt_landing, mc_plt_fix_pending) */
+	j = unlikely(mc_plt_njmps) ? mc_plt_landing(sp) : NULL;
 	if (unlikely(mc_plt_pend_mod))
 		mc_plt_fix_pending();
 	if (unlikely(j)) {

@@ -35,6 +35,7 @@
 	/* vfork's call and returns (getpid, the child's attach), from the PLT hooks */
 	FPSAFE_THUNK rec_vfork_enter_fpsafe, rec_vfork_enter
 	FPSAFE_THUNK rec_vfork_return_fpsafe, rec_vfork_return
+	FPSAFE_THUNK rec_vfork_stateless_parent_fpsafe, rec_vfork_stateless_parent
 	/* rec_tp_thread_stack (libc: pthread_getattr_np), called from a tracepoint hook */
 	FPSAFE_THUNK rec_tp_thread_stack_fpsafe, rec_tp_thread_stack
 	/* rec_fd_call (libc: sigfillset's memset, pthread_sigmask), from libmcount's read= */

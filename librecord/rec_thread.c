@@ -58,6 +58,11 @@ static __thread uint64_t rec_attach_lost __attribute__((tls_model("initial-exec"
 /* this thread got no ring, or the sink could not make its file (file system full, no inode
  * left): its events are counted lost_dead, since no state of its own can hold them */
 static __thread uint8_t rec_noring __attribute__((tls_model("initial-exec")));
+/* a vfork child that could not have a state of its own (rec_vfork_return): it records
+ * nothing (rec_self OFF, its events counted lost_dead) and never writes the parent's; its
+ * returns through frames hijacked before the vfork read their real addresses off the
+ * parent's shadow stack, which stays as the parent left it (rec_vfork_stateless_parent) */
+static __thread uint8_t rec_vfork_nostate __attribute__((tls_model("initial-exec")));
 /* the hook attaching now stands for no event (rec_thread_get_quiet) */
 static __thread uint8_t rec_quiet __attribute__((tls_model("initial-exec")));
 
@@ -405,7 +410,7 @@ static struct rec_thread *rec_thread_get_slow_inner(void)
 	if (t == REC_THREAD_OFF) {
 		if (rec_attaching)
 			rec_sigsafe_add(&rec_attach_lost, rec_lost_per_hook());
-		else if (rec_noring)
+		else if (rec_noring || rec_vfork_nostate)
 			rec_count_lost_dead(rec_lost_per_hook());
 		return NULL;
 	}
@@ -988,23 +993,39 @@ void rec_vfork_return(void)
 		rec_self = rec_vfork_parent;
 		rec_vfork_pid = 0;
 		rec_vfork_child = rec_vfork_parent = NULL;
+		rec_vfork_nostate = 0;
 		if (c) {
 			__atomic_store_n(&c->exited, 1, __ATOMIC_RELEASE);
 			rec_flusher_wake();
 		}
 		return;
 	}
-	if (c)
-		return; /* the child, which has its own state already */
+	if (c || rec_vfork_nostate)
+		return; /* the child, which has its own state already, or will have none */
 	/* the child's first return (vfork's own). A hook nested in the attach sees OFF and
-	 * records nothing. Without a state of its own (no memory, no ring) the child goes on
-	 * with the parent's, as it did before vfork was handled at all. */
+	 * records nothing. */
 	rec_self = REC_THREAD_OFF;
 	c = rec_vfork_attach(rec_vfork_parent);
-	rec_self = c ? c : rec_vfork_parent;
-	rec_vfork_child = c;
-	if (!c)
-		rec_vfork_pid = 0;
+	if (c) {
+		rec_self = c;
+		rec_vfork_child = c;
+		return;
+	}
+	/* no state of its own (no memory, no descriptor left, the session's closed by the
+	 * parent, no space for the ring): it records nothing. Going on with the parent's state
+	 * would pop the parent's vfork frame and push the child's calls in its place, and the
+	 * parent would return through the child's exec frame into the child's branch. Its
+	 * events (this return's exit among them) are counted lost_dead, in the session it
+	 * shares with the parent. */
+	rec_vfork_nostate = 1;
+	rec_count_lost_dead(1);
+}
+
+struct rec_thread *rec_vfork_stateless_parent(void)
+{
+	if (!rec_vfork_nostate || !rec_vfork_pid || getpid() == rec_vfork_pid)
+		return NULL;
+	return rec_vfork_parent;
 }
 
 /* Before an exec or _exit of the vfork child: its records written now, in order before the

@@ -203,12 +203,14 @@ void rec_count_lost_dead(uint64_t n);
  * fork_thread, a ring, the child's tid); in the parent, the return puts the parent's back
  * and ends the child's. The exec and _exit wrappers write the child's records before the
  * next image appends to the same <tid>.dat (rec_vfork_child_end) and take them up again
- * if the exec fails (rec_vfork_child_resume).
+ * if the exec fails (rec_vfork_child_resume). A child that cannot have a state of its own
+ * records nothing (OFF) and leaves the parent's untouched.
  */
 extern __thread pid_t rec_vfork_pid __attribute__((tls_model("initial-exec")));
 #ifdef REC_HOOK_FPSAFE
 #define rec_vfork_enter rec_vfork_enter_fpsafe
 #define rec_vfork_return rec_vfork_return_fpsafe
+#define rec_vfork_stateless_parent rec_vfork_stateless_parent_fpsafe
 #endif
 void rec_vfork_enter(void);
 void rec_vfork_return(void);
@@ -216,6 +218,10 @@ void rec_vfork_child_end(void);
 void rec_vfork_child_resume(void);
 /* Is this the vfork child of a vfork rec_vfork_enter saw (slow paths: a getpid then)? */
 int rec_vfork_in_child(void);
+/* In a vfork child that could not have a state of its own (it records nothing): the parent's
+ * state, to be read only (the real return address of a frame hijacked before the vfork);
+ * NULL elsewhere. Slow path (a getpid). */
+struct rec_thread *rec_vfork_stateless_parent(void);
 
 #pragma GCC visibility pop
 

@@ -8,7 +8,10 @@
  * Argument "vfork": a vfork child that calls getpid, then execs this program again with
  * "vfork-child" (which only calls lc_after); "vfork-exit": one that calls getpid and
  * _exit(7); "vfork-closefds": one that closes every descriptor above 2 (close_range, as a
- * spawner does to hand the next image only its own) before getpid and the exec. The child's
+ * spawner does to hand the next image only its own) before getpid and the exec;
+ * "vfork-parent-closefds": the parent closes them before the vfork (a daemon), "vfork-nofile":
+ * the parent fills its descriptor table up to RLIMIT_NOFILE first (the child can have no
+ * state of its own then, and must still exec, and the parent still return once). The child's
  * records are its own (uftrace's t011_vforkexec), the parent's vfork returns once in its own
  * stream.
  * Built with -DLC_NEST (the libcall/nest cases), it also calls liblcnest.so's lc_lib_work,
@@ -19,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,7 +129,18 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strncmp(argv[1], "vfork", 5)) {
 		int status = 0;
-		pid_t pid = vfork();
+		pid_t pid;
+
+		if (!strcmp(argv[1], "vfork-parent-closefds"))
+			syscall(SYS_close_range, 3, ~0U, 0);
+		if (!strcmp(argv[1], "vfork-nofile")) {
+			struct rlimit rl = {64, 64};
+
+			setrlimit(RLIMIT_NOFILE, &rl);
+			while (open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0)
+				;
+		}
+		pid = vfork();
 
 		if (pid == 0) {
 			if (!strcmp(argv[1], "vfork-closefds"))
