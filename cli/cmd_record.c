@@ -1021,7 +1021,6 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	}
 	if (fmt->format ? !strcmp(fmt->format, "uftrace") : true)
 		write_default_opts(dirfd, fmt);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (attach_inject(&a, env, why, sizeof(why)) < 0) {
 		attach_resume_all(&a);
 		cli_err("record -p %d: %s", (int)pid, why);
@@ -1031,6 +1030,10 @@ static int record_attach(pid_t pid, double duration, const char *dir,
 	}
 	free(env);
 	attach_resume_all(&a);
+	/* --duration counts from here, the process running with its hooks on: the injection
+	 * (the loader's dlopen, symbols, the PLT) can take longer than a short --duration on a
+	 * loaded machine */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fprintf(stderr, "flightrec: attached to process %d (%zu hook slots)%s\n", (int)pid,
 		a.nslot, duration > 0 ? "" : "; Ctrl-C detaches");
 
