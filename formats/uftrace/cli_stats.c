@@ -114,46 +114,69 @@ static int count_flush(struct ufcli_addr_cache *cache, struct nc_table *calls)
 	return 0;
 }
 
-/* count one thread; the first broken rule goes to FIRST */
-static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
-			struct nc_table *calls, struct ufcli_addr_cache *cache, struct rd_error *first)
+/* Walk one thread's records through the checker (which counts every record; after a broken
+ * rule only counting goes on) and hand each entry to EACH_ENTRY; the thread's first error
+ * (opening, reading or a broken rule) goes to ERR. 0; -1 when EACH_ENTRY fails. */
+static int walk_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
+		       struct rd_error *err,
+		       int (*each_entry)(void *arg, struct ufr_data *d, struct ufr_thread *t,
+					 const struct ufr_rec *r),
+		       void *arg)
 {
 	struct ufr_dat_iter it;
 	struct ufr_rec rec;
 	struct rd_error ierr, cerr;
-	int r;
+	int r, ret = 0;
 
 	rd_error_clear(&ierr);
 	rd_error_clear(&cerr);
-	memset(cache, 0, UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
 	if (ufr_thread_open(d, t, &it, &ierr) < 0) {
-		if (!rd_error_isset(first))
-			*first = ierr;
+		*err = ierr;
 		ufr_check_init(ck, &(struct ufr_check_cfg){ 0 });
 		return 0;
 	}
 	ufr_thread_check_init(d, t, ck);
 	while ((r = ufr_dat_next(&it, &rec, &ierr)) > 0) {
-		/* the checker counts every record; after a broken rule only counting goes on */
 		if (!rd_error_isset(&cerr))
 			ufr_check_rec(ck, &rec, t->dat_file, &cerr);
 		else
 			ufr_count_rec(&ck->counts, &rec);
-		if (rec.type == UFR_ENTRY && count_entry(d, t, &rec, cache, calls) < 0) {
-			ufr_dat_iter_close(&it);
-			ufr_check_fini(ck);
-			return -1;
+		if (rec.type == UFR_ENTRY && each_entry(arg, d, t, &rec) < 0) {
+			ret = -1;
+			break;
 		}
 	}
-	if (count_flush(cache, calls) < 0) {
-		ufr_dat_iter_close(&it);
-		ufr_check_fini(ck);
-		return -1;
-	}
-	if (!rd_error_isset(first))
-		*first = rd_error_isset(&cerr) ? cerr : ierr;
+	*err = rd_error_isset(&cerr) ? cerr : ierr;
 	ufr_dat_iter_close(&it);
 	ufr_check_fini(ck);
+	return ret;
+}
+
+struct count_arg {
+	struct ufcli_addr_cache *cache;
+	struct nc_table *calls;
+};
+
+static int count_entry_cb(void *arg, struct ufr_data *d, struct ufr_thread *t,
+			  const struct ufr_rec *r)
+{
+	struct count_arg *a = arg;
+
+	return count_entry(d, t, r, a->cache, a->calls);
+}
+
+/* count one thread; the first broken rule goes to FIRST */
+static int count_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
+			struct nc_table *calls, struct ufcli_addr_cache *cache, struct rd_error *first)
+{
+	struct count_arg a = { cache, calls };
+	struct rd_error err;
+
+	memset(cache, 0, UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
+	if (walk_thread(d, t, ck, &err, count_entry_cb, &a) < 0 || count_flush(cache, calls) < 0)
+		return -1;
+	if (!rd_error_isset(first))
+		*first = err;
 	return 0;
 }
 
@@ -230,40 +253,18 @@ struct stats_job {
 	bool oom;
 };
 
+static int addr_add_cb(void *arg, struct ufr_data *d, struct ufr_thread *t,
+		       const struct ufr_rec *r)
+{
+	return addr_add(arg, r->addr, t->task ? ufr_session_at(d, t->task, r->time) : NULL,
+			r->time);
+}
+
 /* count_thread for a worker: the entries into TAB, unnamed */
 static int count_thread_addrs(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
 			      struct addr_table *tab, struct rd_error *first)
 {
-	struct ufr_dat_iter it;
-	struct ufr_rec rec;
-	struct rd_error ierr, cerr;
-	int r, ret = 0;
-
-	rd_error_clear(&ierr);
-	rd_error_clear(&cerr);
-	if (ufr_thread_open(d, t, &it, &ierr) < 0) {
-		*first = ierr;
-		ufr_check_init(ck, &(struct ufr_check_cfg){ 0 });
-		return 0;
-	}
-	ufr_thread_check_init(d, t, ck);
-	while ((r = ufr_dat_next(&it, &rec, &ierr)) > 0) {
-		if (!rd_error_isset(&cerr))
-			ufr_check_rec(ck, &rec, t->dat_file, &cerr);
-		else
-			ufr_count_rec(&ck->counts, &rec);
-		if (rec.type != UFR_ENTRY)
-			continue;
-		if (addr_add(tab, rec.addr,
-			     t->task ? ufr_session_at(d, t->task, rec.time) : NULL, rec.time) < 0) {
-			ret = -1;
-			break;
-		}
-	}
-	*first = rd_error_isset(&cerr) ? cerr : ierr;
-	ufr_dat_iter_close(&it);
-	ufr_check_fini(ck);
-	return ret;
+	return walk_thread(d, t, ck, first, addr_add_cb, tab);
 }
 
 static void *stats_worker(void *arg)
