@@ -327,6 +327,23 @@ void rec_thread_open_late(struct rec_thread *t)
 	}
 }
 
+/* Put T, fully built, on the session's thread list: 0; -1 (nothing done) when the session
+ * is no longer active. The flusher walks the list without the lock: the node is published
+ * with a release store. */
+static int rec_thread_publish(struct rec_thread *t)
+{
+	pthread_mutex_lock(&rec_sess.lock);
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
+		pthread_mutex_unlock(&rec_sess.lock);
+		return -1;
+	}
+	t->next = rec_sess.threads;
+	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
+	rec_sess.nthreads++;
+	pthread_mutex_unlock(&rec_sess.lock);
+	return 0;
+}
+
 static struct rec_thread *rec_thread_attach(void)
 {
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
@@ -368,19 +385,12 @@ static struct rec_thread *rec_thread_attach(void)
 attached:
 	rec_chunk_take(t, 0);
 
-	pthread_mutex_lock(&rec_sess.lock);
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
-		pthread_mutex_unlock(&rec_sess.lock);
+	if (rec_thread_publish(t) < 0) {
 		if (t->open_pending) /* never on the list: nobody is to open it */
 			__atomic_sub_fetch(&rec_sess.late_pending, 1, __ATOMIC_RELAXED);
 		rec_fd_call(rec_ring_destroy_fds, t);
 		goto fail;
 	}
-	t->next = rec_sess.threads;
-	/* the flusher walks the list without the lock: publish a fully built node */
-	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
-	rec_sess.nthreads++;
-	pthread_mutex_unlock(&rec_sess.lock);
 
 	pthread_once(&rec_thread_key_once, rec_thread_key_create);
 	pthread_setspecific(rec_thread_key, t);
@@ -966,16 +976,10 @@ static struct rec_thread *rec_vfork_attach(struct rec_thread *parent)
 	rec_chunk_take(t, 0);
 	if (rec_sess.fe->fork_thread)
 		rec_sess.fe->fork_thread(t, parent);
-	pthread_mutex_lock(&rec_sess.lock);
-	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
-		pthread_mutex_unlock(&rec_sess.lock);
+	if (rec_thread_publish(t) < 0) {
 		rec_fd_call(rec_ring_destroy_fds, t);
 		goto fail;
 	}
-	t->next = rec_sess.threads;
-	__atomic_store_n(&rec_sess.threads, t, __ATOMIC_RELEASE);
-	rec_sess.nthreads++;
-	pthread_mutex_unlock(&rec_sess.lock);
 	return t;
 fail:
 	munmap(t, t->alloc_size);
