@@ -289,8 +289,10 @@ static void rec_thread_open_late_fds(struct rec_thread *t)
 	if (rec_ringpool_name_ring(t) < 0)
 		rec_debug("ring of thread %d keeps its spare's name: %s", (int)t->tid,
 			  strerror(errno));
-	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0)
+	if (rec_sess.sink->open_thread && rec_sess.sink->open_thread(&rec_sess, t) < 0) {
+		t->open_failed = 1;
 		return;
+	}
 	rec_thread_sink_fd_ok(t);
 }
 
@@ -674,7 +676,7 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before, unwritten = t->unwritten - t->unwritten_told;
-	int transient = rec_sess.sink->thread_fd && t->sink_fd < 0;
+	int transient = rec_sess.sink->thread_fd && t->sink_fd < 0 && !t->open_failed;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
 		lost += t->overwritten - t->overwritten_told;

@@ -86,6 +86,9 @@ struct rec_thread {
 	 * a drainer has named it after the thread and run the sink's open_thread, 2 while one
 	 * does, 3 while one does and another waits for it (futex word) */
 	uint32_t open_pending;
+	/* the sink's late open_thread failed (drainers only): its chunks are counted lost, and
+	 * no per-write open may create the file open_thread did not (no TASK line for it) */
+	uint8_t open_failed;
 	uint32_t pool_named;       /* its file is still pool.<pid>.<pool_id> */
 	uint32_t pool_id;
 	uint64_t attach_ns;        /* rec_clock_ns() when it attached (late_open's stamps) */

@@ -545,8 +545,9 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
-	/* for its LOST record, and to give back the room past its end */
-	if (t->sink_fd < 0)
+	/* for its LOST record, and to give back the room past its end; never made here for a
+	 * thread open_thread could not open (a file without its TASK line) */
+	if (t->sink_fd < 0 && !t->open_failed)
 		t->sink_fd = uftrace_thread_fd(s, t);
 	if (uftrace_xcoding() && t->sink_priv) {
 		struct xcode *x = t->sink_priv;
