@@ -496,3 +496,16 @@ const uint8_t *rd_win_fill(struct rd_win *w, uint64_t off, size_t need)
 	}
 	return w->buf;
 }
+
+void rd_run_workers(pthread_t *tids, unsigned jobs, void *(*worker)(void *), void *arg)
+{
+	unsigned started = 0;
+
+	for (; tids && started < jobs; started++)
+		if (pthread_create(&tids[started], NULL, worker, arg) != 0)
+			break;
+	if (started < jobs)
+		worker(arg);
+	for (unsigned k = 0; k < started; k++)
+		pthread_join(tids[k], NULL);
+}

@@ -18,6 +18,7 @@
 #ifndef FLIGHTREC_RD_COMMON_H
 #define FLIGHTREC_RD_COMMON_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -245,6 +246,11 @@ static inline uint64_t rd_get64(const uint8_t *p, bool big)
 #define RD_TIME_LEN 32
 /* NS as "<sec>.<9-digit nsec>", the way task.txt writes timestamps; returns BUF */
 const char *rd_time_str(uint64_t ns, char buf[RD_TIME_LEN]);
+
+/* Run WORKER(ARG) on up to JOBS threads started into TIDS (may be NULL: none started) and
+ * join them; this thread runs it too when one could not start (or none did), so the work
+ * gets done whatever pthread_create says. The worker takes its items from ARG itself. */
+void rd_run_workers(pthread_t *tids, unsigned jobs, void *(*worker)(void *), void *arg);
 
 /* qsort that also takes an empty array, which may be NULL (qsort's may not) */
 void rd_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));

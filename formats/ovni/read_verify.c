@@ -369,16 +369,8 @@ int ovr_verify_jobs(struct ovr_trace *t, unsigned jobs, struct ovr_totals *tot,
 		struct ovr_verify_job j = { t, res, PTHREAD_MUTEX_INITIALIZER, 0, t->nstreams,
 					    false };
 		pthread_t *tids = calloc(jobs, sizeof(*tids));
-		unsigned started = 0;
 
-		for (; tids && started < jobs; started++)
-			if (pthread_create(&tids[started], NULL, ovr_verify_worker, &j) != 0)
-				break;
-		/* this thread works too when one could not start (or none did) */
-		if (started < jobs)
-			ovr_verify_worker(&j);
-		for (unsigned k = 0; k < started; k++)
-			pthread_join(tids[k], NULL);
+		rd_run_workers(tids, jobs, ovr_verify_worker, &j);
 		free(tids);
 		pthread_mutex_destroy(&j.lock);
 		if (j.oom)

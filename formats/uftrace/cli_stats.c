@@ -306,7 +306,6 @@ static int stats_parallel(struct ufr_data *d, unsigned jobs, struct thread_stats
 {
 	struct stats_job j;
 	pthread_t *tids = calloc(jobs, sizeof(*tids));
-	unsigned started = 0;
 	int ret = 0;
 
 	memset(&j, 0, sizeof(j));
@@ -324,14 +323,7 @@ static int stats_parallel(struct ufr_data *d, unsigned jobs, struct thread_stats
 	for (size_t i = 0; i < d->nr_threads; i++)
 		rd_error_clear(&j.errs[i]);
 	pthread_mutex_init(&j.lock, NULL);
-	for (; started < jobs; started++)
-		if (pthread_create(&tids[started], NULL, stats_worker, &j) != 0)
-			break;
-	/* this thread works too when one could not start (or none did) */
-	if (started < jobs)
-		stats_worker(&j);
-	for (unsigned k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
+	rd_run_workers(tids, jobs, stats_worker, &j);
 	if (j.oom)
 		ret = -1;
 	/* names, here only: one cache for the whole trace, (address, session) as with -j 1 */

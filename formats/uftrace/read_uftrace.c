@@ -892,7 +892,6 @@ static int verify_parallel(struct ufr_data *d, unsigned jobs, struct ufr_counts 
 {
 	struct verify_job j;
 	pthread_t *tids = calloc(jobs, sizeof(*tids));
-	unsigned started = 0;
 	int ret = 0;
 
 	memset(&j, 0, sizeof(j));
@@ -907,14 +906,7 @@ static int verify_parallel(struct ufr_data *d, unsigned jobs, struct ufr_counts 
 		return -2;
 	}
 	pthread_mutex_init(&j.lock, NULL);
-	for (; started < jobs; started++)
-		if (pthread_create(&tids[started], NULL, verify_worker, &j) != 0)
-			break;
-	/* this thread works too when one could not start (or none did) */
-	if (started < jobs)
-		verify_worker(&j);
-	for (unsigned k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
+	rd_run_workers(tids, jobs, verify_worker, &j);
 	for (size_t i = 0; i < d->nr_threads; i++) {
 		if (i > j.first_bad)
 			break;
