@@ -89,10 +89,19 @@ void rec_ring_hdr_init(struct rec_ring_hdr *h, const struct rec_thread *t)
 {
 	const struct rec_config *cfg = &rec_sess.cfg;
 
+	/* The magic cleared first and written last: a process dies at any instant of any of
+	 * its threads (SIGKILL, abort), and what it left in the header is what salvage reads.
+	 * Without the magic, a header is one not written yet (nothing recorded: the ring is
+	 * removed); with it, a whole one. The magic first, as before, left a header with the
+	 * magic and zeroes or half its fields, which salvage refused as malformed ('pid/tid 0/0
+	 * differ from the file name's', 'format name is empty'; e2e-salvage ring-steps). The
+	 * fences keep the compiler from moving the stores across (program order is what a
+	 * kill leaves: every store made by then is in the page cache). */
+	memset(h->magic, 0, sizeof(h->magic));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* a reused ring carries the previous thread's progress fields (done_seq, lost_*...):
 	 * every field starts from zero, as in a new file */
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, REC_RING_MAGIC, sizeof(h->magic));
+	memset((uint8_t *)h + sizeof(h->magic), 0, sizeof(*h) - sizeof(h->magic));
 	h->version = REC_RING_VERSION;
 	h->hdr_size = REC_RING_HDR_SIZE;
 	h->chunk_size = cfg->chunk_size;
@@ -104,6 +113,8 @@ void rec_ring_hdr_init(struct rec_ring_hdr *h, const struct rec_thread *t)
 	h->clock = rec_clock_g;
 	h->session_ns = rec_sess.start_ns;
 	rec_snprintf(h->out_path, sizeof(h->out_path), "%s", rec_sess.out_path);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(h->magic, REC_RING_MAGIC, sizeof(h->magic));
 }
 
 /* Rings that exited threads will give back once the flusher has closed them (lock held). */
