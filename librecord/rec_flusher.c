@@ -310,6 +310,20 @@ static long rec_proc_stat_field(const char *path, int field, char *state)
 	return f == field ? strtol(p, NULL, 10) : -1;
 }
 
+/* Does a thread of the program that we record still run (its TSD destructor has not run)?
+ * Then the process is not down to our threads and rec_flusher_alone's /proc read is not
+ * needed: a busy flusher made one per chunk (an open, a stat, 2 fstat, a read of
+ * /proc/self/stat that the kernel computes in full, a close). Only the flusher frees the
+ * list's nodes (rec_flusher_reap), so it walks it without the lock. */
+static int rec_flusher_known_live(void)
+{
+	for (struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE); t;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 /* Are the flusher and the keeper the last live threads of the process? When a program's main
  * thread calls pthread_exit, glibc ends the process with exit(0) once its last thread exits;
  * our threads would keep it alive (and, blocking every signal, deaf to SIGTERM), so the keeper
@@ -387,7 +401,8 @@ static void *rec_flusher_main(void *arg)
 		}
 		rec_flusher_pass();
 		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
-		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone()) {
+		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen &&
+		    !rec_flusher_known_live() && rec_flusher_alone()) {
 			if (!__atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE))
 				exit(0); /* finishes the trace through the destructor, as glibc */
 			/* the keeper exits (the program's table); finish stops this thread */
