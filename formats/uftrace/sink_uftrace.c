@@ -502,9 +502,8 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
  * cannot be had (a full disk) only LEN is asked for, exactly as before: a chunk without room
  * is never written, so the LOST record's room stays.
  */
-static int uftrace_room(struct rec_thread *t, size_t len)
+static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
 {
-	off_t end = lseek(t->sink_fd, 0, SEEK_END);
 	uint64_t step;
 
 	if (end < 0)
@@ -552,9 +551,10 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	 * chunk the disk has no room for is never written, so the room a LOST record needs is
 	 * always there, up to the last one, which close_thread writes. */
 	size_t total = (lost_before ? sizeof(lost) : 0) + len;
-	if (uftrace_room(t, total + sizeof(lost)) < 0)
+	off_t end = lseek(t->sink_fd, 0, SEEK_END); /* O_APPEND: where the write goes */
+	if (uftrace_room(t, end, total + sizeof(lost)) < 0)
 		return -1;
-	return rec_appendv_whole(t->sink_fd, iov, n);
+	return rec_appendv_whole_at(t->sink_fd, iov, n, end);
 }
 
 /* A task with no record at all (a fork child that execs before any traced call) leaves no
