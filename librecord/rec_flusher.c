@@ -24,6 +24,7 @@
  * release store; the flusher is the only one that unlinks and frees nodes (under the lock),
  * so the node it is working on cannot vanish while it writes without the lock.
  */
+#include "librecord/rec_clock.h"
 #include "librecord/rec_ringpool.h"
 #include "librecord/rec_session.h"
 #include "librecord/rec_stats.h"
@@ -310,6 +311,30 @@ static long rec_proc_stat_field(const char *path, int field, char *state)
 	return f == field ? strtol(p, NULL, 10) : -1;
 }
 
+/* Is rec_flusher_alone's /proc read worth making now? A busy flusher made one per chunk (an
+ * open, a stat, 2 fstat, a read of /proc/self/stat that the kernel computes in full, a
+ * close). While a thread of the program that we record has not exited (its TSD destructor
+ * has not run) the process is not down to our threads, unless that thread left by a raw
+ * exit syscall, which runs no destructor: then it is read once a period, not after each
+ * pass, so such a process still ends. Only the flusher frees the list's nodes
+ * (rec_flusher_reap), so it walks it without the lock. */
+static int rec_flusher_alone_due(void)
+{
+	static uint64_t last;
+	uint64_t now = rec_clock_ns();
+
+	for (struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE); t;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+			if (now - last < REC_FLUSH_PERIOD_MS * 1000000ull)
+				return 0;
+			break;
+		}
+	}
+	last = now;
+	return 1;
+}
+
 /* Are the flusher and the keeper the last live threads of the process? When a program's main
  * thread calls pthread_exit, glibc ends the process with exit(0) once its last thread exits;
  * our threads would keep it alive (and, blocking every signal, deaf to SIGTERM), so the keeper
@@ -387,7 +412,8 @@ static void *rec_flusher_main(void *arg)
 		}
 		rec_flusher_pass();
 		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
-		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen && rec_flusher_alone()) {
+		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen &&
+		    rec_flusher_alone_due() && rec_flusher_alone()) {
 			if (!__atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE))
 				exit(0); /* finishes the trace through the destructor, as glibc */
 			/* the keeper exits (the program's table); finish stops this thread */

@@ -82,6 +82,7 @@ struct rec_thread {
 	struct rec_fd_id sink_id;  /* ... what it named when first seen (rec_thread_sink_fd_ok) */
 	int sink_id_fd;            /* the sink_fd sink_id is of, -1 if none */
 	void *sink_priv;
+	uint64_t sink_room;         /* a sink's own: where the blocks it took ahead end */
 	/* a spare ring taken without the helper (rec_thread_open_late): 1 until the helper or
 	 * a drainer has named it after the thread and run the sink's open_thread, 2 while one
 	 * does, 3 while one does and another waits for it (futex word) */

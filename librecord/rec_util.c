@@ -115,7 +115,11 @@ int rec_write_all(int fd, const void *buf, size_t len)
 
 int rec_appendv_whole(int fd, const struct iovec *iov, int n)
 {
-	off_t start = lseek(fd, 0, SEEK_END);
+	return rec_appendv_whole_at(fd, iov, n, lseek(fd, 0, SEEK_END));
+}
+
+int rec_appendv_whole_at(int fd, const struct iovec *iov, int n, off_t start)
+{
 	size_t skip = 0; /* bytes of iov[i] already written */
 	int i = 0;
 

@@ -34,6 +34,9 @@ int rec_append_whole(int fd, const void *buf, size_t len);
 /* The same for the N pieces of IOV, one after the other (one writev when it can). */
 struct iovec;
 int rec_appendv_whole(int fd, const struct iovec *iov, int n);
+/* The same when the caller knows where FD ends (START, its lseek(SEEK_END)): one lseek less
+ * per write. */
+int rec_appendv_whole_at(int fd, const struct iovec *iov, int n, off_t start);
 int rec_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
 /* Room on disk past the end of FD for LEN more bytes, the size left as it is

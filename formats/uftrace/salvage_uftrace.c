@@ -234,6 +234,9 @@ static int ufs_salvage_thread(struct rec_salvage_ctx *ctx, struct rec_salvage_ri
 		r->lost += r->lost_tail;
 		rec_salvage_tail_done(r);
 	}
+	/* the blocks the killed writer took ahead past the end (sink_uftrace's steps, up to
+	 * 64 MiB a thread): given back, as its close would have */
+	rec_room_trim(fd);
 	/* a thread killed before its first record: info cannot list an empty file, and a .dat
 	 * that info does not list is an error to our reader (uftrace would ignore it) */
 	if (fstat(fd, &st) == 0 && st.st_size == 0)

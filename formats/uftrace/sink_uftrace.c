@@ -459,6 +459,7 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 	size_t n;
 
 	/* created now (it says the thread exists), written by each chunk's write */
+	t->sink_room = 0;
 	t->sink_fd = uftrace_thread_fd(s, t);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot open %s/%d.dat:", s->dir, (int)t->tid);
@@ -491,6 +492,35 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 	return 0;
 }
 
+/*
+ * Room on disk for LEN more bytes of <tid>.dat, taken ahead in steps (the size unchanged,
+ * FALLOC_FL_KEEP_SIZE): one fallocate per step instead of one per chunk. Steps grow with the
+ * file (half of what is there, at least 2 MiB, at most 64 MiB, as ovni-rt's); close_thread,
+ * and salvage after a kill, give back what is left past the end. t->sink_room is where the
+ * room taken ends. Another image appending to the same file (exec, vfork) may use some of it:
+ * then a write may find the disk full, and is cut back and counted lost as any. When a step
+ * cannot be had (a full disk) only LEN is asked for, exactly as before: a chunk without room
+ * is never written, so the LOST record's room stays.
+ */
+static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
+{
+	uint64_t step;
+
+	if (end < 0)
+		return rec_room_ahead(t->sink_fd, len);
+	if ((uint64_t)end + len <= t->sink_room)
+		return 0;
+	step = (uint64_t)end / 2;
+	step = step < (2u << 20) ? (2u << 20) : step > (64u << 20) ? (64u << 20) : step;
+	step = (step + len + 4095) & ~(uint64_t)4095;
+	if (fallocate(t->sink_fd, FALLOC_FL_KEEP_SIZE, end, (off_t)step) == 0) {
+		t->sink_room = (uint64_t)end + step;
+		return 0;
+	}
+	t->sink_room = 0;
+	return rec_room_ahead(t->sink_fd, len);
+}
+
 static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			       size_t len, uint64_t lost_before)
 {
@@ -521,9 +551,10 @@ static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, cons
 	 * chunk the disk has no room for is never written, so the room a LOST record needs is
 	 * always there, up to the last one, which close_thread writes. */
 	size_t total = (lost_before ? sizeof(lost) : 0) + len;
-	if (rec_room_ahead(t->sink_fd, total + sizeof(lost)) < 0)
+	off_t end = lseek(t->sink_fd, 0, SEEK_END); /* O_APPEND: where the write goes */
+	if (uftrace_room(t, end, total + sizeof(lost)) < 0)
 		return -1;
-	return rec_appendv_whole(t->sink_fd, iov, n);
+	return rec_appendv_whole_at(t->sink_fd, iov, n, end);
 }
 
 /* A task with no record at all (a fork child that execs before any traced call) leaves no

@@ -31,6 +31,9 @@
  *                          thread prints one and leaves by pthread_exit: the process ends
  *                          when the thread does (glibc's exit(0)), whose stdio flush must
  *                          still reach the program's stdout (a pipe: fully buffered)
+ *   stress rawexit K       the same, but the worker leaves by a raw exit syscall (no TSD
+ *                          destructor, no stdio flush): the last thread gone, the process
+ *                          ends; under the runtime too, whose flusher must see it alone
  *   stress hostile R K     as a hostile daemon: the main thread makes K calls, then a
  *                          thread loops over descriptors 3..63 and the top eighth of
  *                          RLIMIT_NOFILE (where the runtime keeps its own) until the process
@@ -57,6 +60,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,6 +187,29 @@ static void run_mainexit(long k)
 	if (pthread_create(&t, NULL, mainexit_worker, &j) != 0)
 		exit(2);
 	printf("mainexit: the main thread leaves\n");
+	pthread_barrier_wait(&mainexit_barrier);
+	pthread_exit(NULL);
+}
+
+static void *rawexit_worker(void *arg)
+{
+	pthread_barrier_wait(&mainexit_barrier);
+	calls(arg);
+	nthreads = 1;
+	report();
+	syscall(SYS_exit, 0); /* no pthread_exit: no TSD destructor runs */
+	return NULL;
+}
+
+static void run_rawexit(long k)
+{
+	static struct job j;
+	pthread_t t;
+
+	j.k = k;
+	pthread_barrier_init(&mainexit_barrier, NULL, 2);
+	if (pthread_create(&t, NULL, rawexit_worker, &j) != 0)
+		exit(2);
 	pthread_barrier_wait(&mainexit_barrier);
 	pthread_exit(NULL);
 }
@@ -538,6 +565,8 @@ int main(int argc, char **argv)
 		run_fds(a);
 	} else if (!strcmp(mode, "mainexit")) {
 		run_mainexit(a);
+	} else if (!strcmp(mode, "rawexit")) {
+		run_rawexit(a);
 	} else if (!strcmp(mode, "uneven")) {
 		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
