@@ -13,6 +13,7 @@
  *    again after it was interrupted writes nothing twice.
  */
 #include "librecord/rec_salvage.h"
+#include "librecord/rec_util.h"
 
 #include <dirent.h>
 #include <stddef.h>
@@ -39,6 +40,19 @@ bool rec_salvage_pid_live(int ringdirfd, pid_t pid)
 	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 	close(fd);
 	return live;
+}
+
+static int rsv_live_one(void *arg, const char *name)
+{
+	char *end;
+	long pid = strtol(name + 5, &end, 10);
+
+	return *end == '\0' && pid > 0 && rec_salvage_pid_live(*(const int *)arg, (pid_t)pid);
+}
+
+bool rec_salvage_any_live(int ringdirfd)
+{
+	return rec_dir_each(ringdirfd, "live.", 5, rsv_live_one, &ringdirfd) > 0;
 }
 
 #define RSV_MIN_CHUNK 4096u
@@ -471,6 +485,7 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 			rec_salvage_log(&ctx, "%s/.flightrec/%s: in use by a live process, left alone",
 					dir, de->d_name);
 			rep->busy++;
+			ctx.busy++;
 			close(fd);
 			continue;
 		}
@@ -531,10 +546,13 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 		for (size_t i = 0; i < nr; i++)
 			if (!strcmp(rings[i]->format, formats[f]->name))
 				sel[k++] = rings[i];
-		if (!k)
-			continue;
 		if (o->dry_run)
 			continue;
+		if (!k) {
+			if (formats[f]->ringless && formats[f]->ringless(&ctx) < 0)
+				ret = -1;
+			continue;
+		}
 		if (formats[f]->salvage(&ctx, sel, k) < 0)
 			ret = -1;
 	}

@@ -124,6 +124,10 @@ int rec_salvage_dir(const char *dir, const struct rec_salvage_format *const *for
 /* Does a live process image of PID hold RINGDIRFD's live.<pid> (see the top)? */
 bool rec_salvage_pid_live(int ringdirfd, pid_t pid);
 
+/* Does any live process image hold a live.<pid> in RINGDIRFD? (then its trace is still being
+ * written, and its finish writes the format's metadata, not salvage) */
+bool rec_salvage_any_live(int ringdirfd);
+
 /* Is there any ring file in DIR/.flightrec? (record: salvage only then) */
 bool rec_salvage_needed(const char *dir);
 
@@ -136,6 +140,7 @@ struct rec_salvage_ctx {
 	const struct rec_salvage_opts *opts;
 	uint64_t lost;          /* events a format salvager left out of what it assembled (XRay:
 				 * exits whose entry a gap took): told with the rings' losses */
+	unsigned busy;          /* rings left alone: a live process holds them */
 };
 
 struct rec_salvage_format {
@@ -143,6 +148,11 @@ struct rec_salvage_format {
 	/* write every ring's chunks and the format's metadata; set ring->ok for each ring done.
 	 * Returns -1 when the trace could not be completed (said on ctx->opts->log). */
 	int (*salvage)(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rings, size_t nr);
+	/* optional: the directory had no ring of this format to salvage (a process killed
+	 * before its threads recorded anything): complete the format's metadata if the
+	 * directory is a trace of this format its processes left without it, else nothing.
+	 * Returns -1 when it could not (said on ctx->opts->log). */
+	int (*ringless)(struct rec_salvage_ctx *ctx);
 };
 
 /* around the write of one chunk's bytes: POS is the output's size before it (-1: none); it

@@ -12,7 +12,13 @@
  *   3. adds a TASK line for a thread that has none (it died while writing it), stamped with
  *      its first record's time;
  *   4. writes `info` listing every non-empty <tid>.dat, as the last finishing process would
- *      (uftrace_info.c, shared with the sink).
+ *      (uftrace_info.c, shared with the sink), in the inode the session reserved for it
+ *      (.flightrec/info.spare) when it is still there.
+ * A process killed before any of its threads recorded anything (no ring, or none with a
+ * record) left no <tid>.dat: salvage still writes info, once none of the trace's processes
+ * is alive, and gives the first task a .dat holding one LOST record of 0 events, without
+ * which uftrace opens no trace (ufs_mark_empty says why). A directory without the session's
+ * SESS line and map gets nothing.
  * The cmdline of a dead process is gone: the caller's (`flightrec record` knows it), else the
  * exename.
  */
@@ -35,11 +41,39 @@
 #define UFS_TASK_MAX (64u << 20)
 #define UFS_MAX_STACK 1024
 
-/* task.txt: cut a half-written last line; collect the tids that have a TASK or FORK line */
+/* task.txt: cut a half-written last line; collect the tids that have a TASK or FORK line,
+ * and the first SESS line's pid, sid and timestamp */
 struct ufs_tasks {
 	int *tids;
 	size_t nr, cap;
+	int sess_pid; /* 0: no SESS line */
+	char sess_sid[17];
+	char sess_ts[32]; /* as written: <sec>.<9-digit nsec> */
 };
+
+/* the first SESS line's fields (a line cut in the middle has none of them) */
+static void ufs_read_sess(struct ufs_tasks *tasks, const char *line)
+{
+	const char *ts = strstr(line, " timestamp="), *pid = strstr(line, " pid="),
+		   *sid = strstr(line, " sid=");
+	size_t n;
+
+	if (tasks->sess_pid || !ts || !pid || !sid || !strstr(line, " exename=\""))
+		return;
+	ts += 11;
+	sid += 5;
+	n = strspn(ts, "0123456789.");
+	if (n == 0 || n >= sizeof(tasks->sess_ts) || strspn(sid, "0123456789abcdef") != 16)
+		return;
+	long p = strtol(pid + 5, NULL, 10);
+	if (p <= 0 || p > 0x7fffffff)
+		return;
+	memcpy(tasks->sess_ts, ts, n);
+	tasks->sess_ts[n] = '\0';
+	memcpy(tasks->sess_sid, sid, 16);
+	tasks->sess_sid[16] = '\0';
+	tasks->sess_pid = (int)p;
+}
 
 static int ufs_tid_known(const struct ufs_tasks *t, int tid)
 {
@@ -89,6 +123,8 @@ static int ufs_read_tasks(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks)
 		char *line = buf + pos, *nl = memchr(line, '\n', end - pos), *p;
 		*nl = '\0';
 		pos = (size_t)(nl - buf) + 1;
+		if (!strncmp(line, "SESS ", 5))
+			ufs_read_sess(tasks, line);
 		if (strncmp(line, "TASK ", 5) && strncmp(line, "FORK ", 5))
 			continue;
 		p = strstr(line, line[0] == 'T' ? " tid=" : " pid=");
@@ -268,14 +304,152 @@ static uint64_t ufs_first_time(struct rec_salvage_ctx *ctx, const struct rec_sal
 	return t;
 }
 
+/* "<sec>.<nsec>" (task.txt's stamps) in ns, 0 if it is not one */
+static uint64_t ufs_stamp_ns(const char *ts)
+{
+	char *end;
+	unsigned long long sec = strtoull(ts, &end, 10), ns;
+
+	if (*end != '.' || strlen(end + 1) != 9)
+		return 0;
+	ns = strtoull(end + 1, NULL, 10);
+	return (uint64_t)sec * 1000000000ull + ns;
+}
+
+/*
+ * A trace no thread recorded anything into (its process killed first: every ring unborn or
+ * empty, or none made) has task.txt, its map and .sym, and no <tid>.dat. uftrace's own
+ * recorder writes info for such a program too, and uftrace 0.13 still refuses that trace
+ * ("No data available": it opens one only with a non-empty <tid>.dat of a task of
+ * task.txt). So the first task (the session's process, given its TASK line, stamped when
+ * the session started, if task.txt has no task) gets a <tid>.dat of one LOST record of 0
+ * events: a record that says nothing was recorded, and makes the trace one uftrace opens.
+ * Only for a directory that is a flightrec uftrace trace (a SESS line, its map, .flightrec)
+ * without info, and none of whose processes is alive (a live one writes info at its finish).
+ */
+static int ufs_mark_empty(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks)
+{
+	char name[64], line[160];
+	struct stat st;
+	int tid, fd;
+	size_t n;
+
+	snprintf(name, sizeof(name), "sid-%s.map", tasks->sess_sid);
+	if (!tasks->sess_pid || faccessat(ctx->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* not a trace the runtime began: nothing is invented */
+	if (ctx->busy || rec_salvage_any_live(ctx->ringdirfd)) {
+		rec_salvage_log(ctx, "%s: no records yet, and a process of it is alive (its "
+				"finish writes info)", ctx->dir);
+		return 0;
+	}
+	tid = tasks->sess_pid;
+	if (tasks->nr && !ufs_tid_known(tasks, tid))
+		tid = tasks->tids[0];
+	if (!ufs_tid_known(tasks, tid)) {
+		n = rec_snprintf(line, sizeof(line), "TASK timestamp=%s tid=%d pid=%d\n",
+				 tasks->sess_ts, tid, tid);
+		fd = rec_open_write(ctx->dirfd, "task.txt", O_APPEND);
+		if (fd < 0 || rec_write_all(fd, line, n) < 0) {
+			rec_salvage_log(ctx, "%s/task.txt: %s", ctx->dir, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	snprintf(name, sizeof(name), "%d.dat", tid);
+	fd = rec_open_write(ctx->dirfd, name, O_APPEND);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_size == 0 && ufs_write_lost(fd, 0) < 0)) {
+		rec_salvage_log(ctx, "%s/%s: %s", ctx->dir, name,
+				fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file" :
+								  strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	rec_salvage_log(ctx, "%s: no thread recorded anything: thread %d's %s holds a LOST "
+			"record of 0 events, for uftrace to open the trace", ctx->dir, tid, name);
+	return 1;
+}
+
+/* info, listing every non-empty <tid>.dat, as the last finishing process would write it;
+ * START and LAST: the session's start and its last record (UINT64_MAX, 0: unknown) */
+static int ufs_info(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks, uint64_t start,
+		    uint64_t last)
+{
+	struct uftrace_info_desc desc = { 0 };
+	char exe[REC_PATH_MAX], spec[16384];
+	struct timespec mono;
+	int *tids = NULL, ntids, ret = 0;
+
+	ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
+	if (ntids == 0 && faccessat(ctx->dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		ret = ufs_mark_empty(ctx, tasks);
+		if (ret > 0) {
+			rec_mem_free(tids);
+			ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
+			if (start == UINT64_MAX && ufs_stamp_ns(tasks->sess_ts))
+				start = ufs_stamp_ns(tasks->sess_ts);
+			ret = 0;
+		}
+	}
+	if (ntids > 0 && ret == 0) {
+		if (uftrace_info_first_exename(ctx->dirfd, exe, sizeof(exe)) < 0)
+			rec_snprintf(exe, sizeof(exe), "?");
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+		if (start == UINT64_MAX || start > now)
+			start = now;
+		desc.exename = exe;
+		desc.cmdline = ctx->opts->cmdline;
+		desc.cmdline_len = desc.cmdline ? strlen(desc.cmdline) : 0;
+		desc.tids = tids;
+		desc.ntids = ntids;
+		/* the session's start on the wall clock (the rings keep CLOCK_MONOTONIC) */
+		desc.date = time(NULL) - (time_t)((now - start) / 1000000000ull);
+		desc.elapsed_ns = last > start ? last - start : 0;
+		desc.max_stack = UFS_MAX_STACK;
+		/* -A/-R: the specs the runtime kept at its start */
+		uftrace_info_load_spec(ctx->ringdirfd, spec, sizeof(spec), &desc);
+		if (uftrace_info_put(ctx->dirfd, ctx->ringdirfd, ".info.salvage.tmp", &desc) < 0) {
+			rec_salvage_log(ctx, "%s/info: %s", ctx->dir, strerror(errno));
+			ret = -1;
+		}
+	} else if (ntids < 0) {
+		rec_salvage_log(ctx, "%s: cannot list the .dat files", ctx->dir);
+		ret = -1;
+	}
+	rec_mem_free(tids);
+	return ret;
+}
+
+/* no uftrace ring in the directory: its info, if its processes died before any record */
+static int ufs_ringless(struct rec_salvage_ctx *ctx)
+{
+	struct ufs_tasks tasks = { 0 };
+	int ret = 0;
+
+	if (faccessat(ctx->dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    faccessat(ctx->dirfd, "task.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* complete, or no uftrace trace */
+	if (ctx->busy || rec_salvage_any_live(ctx->ringdirfd))
+		return 0; /* being written: task.txt is left alone too */
+	flock(ctx->dirfd, LOCK_EX);
+	if (ufs_read_tasks(ctx, &tasks) < 0 || ufs_info(ctx, &tasks, UINT64_MAX, 0) < 0)
+		ret = -1;
+	flock(ctx->dirfd, LOCK_UN);
+	free(tasks.tids);
+	return ret;
+}
+
 static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **rings, size_t nr)
 {
 	struct ufs_tasks tasks = { 0 };
-	struct uftrace_info_desc desc = { 0 };
-	char exe[REC_PATH_MAX], spec[16384];
 	uint64_t start = UINT64_MAX, last = 0;
-	struct timespec mono;
-	int *tids = NULL, ntids, ret = 0;
+	int ret = 0;
 
 	/* the finishing processes of this trace serialise on the same lock */
 	flock(ctx->dirfd, LOCK_EX);
@@ -320,35 +494,9 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 			close(fd);
 	}
 
-	ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
-	if (ntids > 0) {
-		if (uftrace_info_first_exename(ctx->dirfd, exe, sizeof(exe)) < 0)
-			rec_snprintf(exe, sizeof(exe), "?");
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
-		if (start == UINT64_MAX || start > now)
-			start = now;
-		desc.exename = exe;
-		desc.cmdline = ctx->opts->cmdline;
-		desc.cmdline_len = desc.cmdline ? strlen(desc.cmdline) : 0;
-		desc.tids = tids;
-		desc.ntids = ntids;
-		/* the session's start on the wall clock (the rings keep CLOCK_MONOTONIC) */
-		desc.date = time(NULL) - (time_t)((now - start) / 1000000000ull);
-		desc.elapsed_ns = last > start ? last - start : 0;
-		desc.max_stack = UFS_MAX_STACK;
-		/* -A/-R: the specs the runtime kept at its start */
-		uftrace_info_load_spec(ctx->ringdirfd, spec, sizeof(spec), &desc);
-		if (uftrace_info_write(ctx->dirfd, ".info.salvage.tmp", &desc) < 0) {
-			rec_salvage_log(ctx, "%s/info: %s", ctx->dir, strerror(errno));
-			ret = -1;
-		}
-	} else if (ntids < 0) {
-		rec_salvage_log(ctx, "%s: cannot list the .dat files", ctx->dir);
+	if (ufs_info(ctx, &tasks, start, last) < 0)
 		ret = -1;
-	}
 	flock(ctx->dirfd, LOCK_UN);
-	rec_mem_free(tids);
 	free(tasks.tids);
 	if (ret < 0)
 		for (size_t i = 0; i < nr; i++)
@@ -359,4 +507,5 @@ static int ufs_salvage(struct rec_salvage_ctx *ctx, struct rec_salvage_ring **ri
 const struct rec_salvage_format uftrace_salvager = {
 	.name = "uftrace",
 	.salvage = ufs_salvage,
+	.ringless = ufs_ringless,
 };

@@ -22,7 +22,10 @@
  *                  and one that closes every descriptor never has ours written into its files
  *   info           finish (uftrace_info.c, shared with salvage): header + sections; rewritten
  *                  by every finishing process under flock(dir), listing every non-empty
- *                  <tid>.dat, so the last one is complete
+ *                  <tid>.dat, so the last one is complete. Its inode is reserved at
+ *                  open_session (.flightrec/info.spare, taken by the first finisher; a
+ *                  session that cannot have it, or info, starts no trace): out of inodes,
+ *                  a thread's <tid>.dat is refused (lost_dead), never info
  * Timestamps everywhere come from rec_clock_ns(), the same clock as the records, so a SESS or
  * TASK line is never later than the first record it covers.
  *
@@ -291,6 +294,9 @@ static int uftrace_open_session(struct rec_session *s)
 	size_t n;
 
 	uftrace_make_sid(s->sid);
+	/* first: no trace is begun that could end without the inode its info needs */
+	if (uftrace_info_reserve(s->dirfd, s->ringdirfd) < 0)
+		return -1;
 	if (uftrace_write_map() < 0)
 		return -1; /* the session says so, once */
 	uftrace_stamp(ts, sizeof(ts), s->start_ns);
@@ -645,7 +651,7 @@ static void uftrace_finish(struct rec_session *s)
 	/* libmcount's -A/-R (mcount_args.c), as uftrace record saves them */
 	uftrace_specs(&d.argspec, &d.retspec, &d.pattern_type, &d.auto_args);
 	rec_snprintf(tmp, sizeof(tmp), ".info.%d.tmp", (int)s->pid);
-	if (uftrace_info_write(s->dirfd, tmp, &d) < 0)
+	if (uftrace_info_put(s->dirfd, s->ringdirfd, tmp, &d) < 0)
 		rec_warn("cannot write %s/info:", s->dir);
 	flock(s->dirfd, LOCK_UN);
 	rec_mem_free(tids);

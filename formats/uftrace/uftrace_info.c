@@ -289,6 +289,44 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 	return 0;
 }
 
+int uftrace_info_reserve(int dirfd, int ringdirfd)
+{
+	int fd = rec_open_write(ringdirfd, UFTRACE_INFO_SPARE, 0), saved;
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	saved = errno;
+	if (faccessat(dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	errno = saved;
+	return -1;
+}
+
+int uftrace_info_put(int dirfd, int ringdirfd, const char *tmpname,
+		     const struct uftrace_info_desc *d)
+{
+	int saved;
+
+	/* the reserved inode under TMPNAME: opened O_TRUNC below, nothing new made. A rename
+	 * within one file system (.flightrec is the trace's subdirectory) takes no inode */
+	if (ringdirfd >= 0)
+		(void)renameat(ringdirfd, UFTRACE_INFO_SPARE, dirfd, tmpname);
+	if (uftrace_info_write(dirfd, tmpname, d) == 0)
+		return 0;
+	saved = errno;
+	if ((saved != ENOSPC && saved != EDQUOT) ||
+	    faccessat(dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		errno = saved;
+		return -1;
+	}
+	/* no inode and no spare (an earlier finisher took it): this trace's info exists, so
+	 * its own inode is rewritten, O_TRUNC then written (the rename of info onto itself does
+	 * nothing); not atomic, but the finishers are serialised by flock(dirfd) */
+	return uftrace_info_write(dirfd, "info", d);
+}
+
 int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
 			   const char *pattern_type, int auto_args)
 {

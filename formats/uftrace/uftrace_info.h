@@ -43,6 +43,22 @@ void uftrace_info_load_spec(int ringdirfd, char *buf, size_t len, struct uftrace
 /* Write DIRFD/info through TMPNAME renamed into place. 0, or -1 with errno. */
 int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d);
 
+/*
+ * The inode `info` needs, reserved (RINGDIRFD/UFTRACE_INFO_SPARE, an empty file) from the
+ * session's start: on a file system out of inodes the last one could otherwise go to a
+ * thread's <tid>.dat, and a trace without `info` is unreadable while one without that .dat
+ * only lost a thread (counted lost_dead). 0 when the spare is there or `info` is already (a
+ * later process of the trace rewrites that one in place if it must), -1 with errno else.
+ */
+#define UFTRACE_INFO_SPARE "info.spare"
+int uftrace_info_reserve(int dirfd, int ringdirfd);
+
+/* Write DIRFD/info as uftrace_info_write does, through TMPNAME made from the spare when there
+ * is one (no new inode); without one and without a free inode, `info` rewritten in place when
+ * it exists. 0, or -1 with errno. Callers hold flock(DIRFD) (the spare is taken once). */
+int uftrace_info_put(int dirfd, int ringdirfd, const char *tmpname,
+		     const struct uftrace_info_desc *d);
+
 /* Every non-empty regular <tid>.dat in DIRFD, sorted; *OUT is rec_mem_grow'n memory (give it
  * to rec_mem_free, even when the count is 0). Returns the count, or -1. */
 int uftrace_info_scan_tids(int dirfd, int **out);

@@ -1062,6 +1062,124 @@ static void test_unborn_ring(void **state)
 	assert_false(rec_salvage_needed(tmpdir));
 }
 
+/* DIR/NAME's bytes into BUF (at most SIZE - 1, NUL-terminated); their count, -1: none */
+static ssize_t read_small(const char *name, char *buf, size_t size)
+{
+	char p[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* an unborn ring of the session's process (killed while its first thread made it) */
+static void unborn_ring(void)
+{
+	struct unit_ring r;
+
+	ring_create(&r, PID, PID, "uftrace");
+	memset(r.h, 0, sizeof(*r.h));
+	unit_ring_close(&r);
+}
+
+/* A process killed before any thread recorded anything (every ring unborn, or none): task.txt
+ * with its SESS line alone, the map, no .dat, no info. Salvage writes the info a finish would
+ * have, listing the session's process, whose TASK line (stamped as the SESS line) and .dat
+ * holding one LOST record of 0 events it adds: uftrace opens no trace without a non-empty
+ * <tid>.dat. The reader accepts it: 1 record, 0 entries, 0 lost. Again: nothing changes. */
+static void test_uftrace_no_record(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	struct uftrace_record rec, want = { 0, uftrace_record_word(UFTRACE_LOST, 0, 0) };
+	char buf[4096], name[32], info[4096];
+	ssize_t n;
+	(void)state;
+	uftrace_skeleton(0);
+	unborn_ring();
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.unborn, 1);
+	assert_int_equal(rep.salvaged, 0);
+	snprintf(name, sizeof(name), "%d.dat", PID);
+	assert_int_equal(read_small(name, (char *)&rec, sizeof(rec) + 1), 16);
+	assert_memory_equal(&rec, &want, 16);
+	assert_true(read_small("task.txt", buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "\nTASK timestamp=1000.000000000 tid=4242 pid=4242\n"));
+	n = read_small("info", info, sizeof(info));
+	assert_true(n > 40);
+	assert_non_null(memmem(info, (size_t)n, "exename:/opt/p\n", 15));
+	assert_non_null(memmem(info, (size_t)n, "taskinfo:nr_tid=1\ntaskinfo:tids=4242\n", 37));
+	verify_trace(0, 0);
+	/* a second salvage: the same trace */
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size(name), 16);
+	assert_int_equal(read_small("task.txt", info, sizeof(info)), (ssize_t)strlen(buf));
+}
+
+/* The same trace while a process of it lives (holds its live.<pid>): its finish writes info,
+ * salvage writes nothing; once it is dead, salvage does */
+static void test_uftrace_no_record_live(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	char p[512];
+	int fd;
+	(void)state;
+	uftrace_skeleton(0);
+	unborn_ring();
+	snprintf(p, sizeof(p), "%s/.flightrec/live.%d", tmpdir, PID + 7);
+	fd = open(p, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	/* flock is per open file: salvage's own open of live.<pid> finds it taken */
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("info"), -1);
+	assert_int_equal(file_size("4242.dat"), -1);
+	close(fd);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_true(file_size("info") > 40);
+	verify_trace(0, 0);
+}
+
+/* Directories that are no trace of a process salvage could complete: info is never made up.
+ * task.txt without a SESS line; a SESS line whose map is missing; no task.txt; no .flightrec */
+static void test_uftrace_no_record_not_ours(void **state)
+{
+	struct rec_salvage_opts o = { .log = stderr };
+	struct rec_salvage_report rep;
+	char p[512];
+	(void)state;
+	unit_write_file(tmpdir, "task.txt", "TASK timestamp=1000.000000500 tid=4243 pid=4242\n");
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("info"), -1);
+	assert_int_equal(file_size("4243.dat"), -1);
+	uftrace_skeleton(0);
+	snprintf(p, sizeof(p), "%s/sid-0123456789abcdef.map", tmpdir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("info"), -1);
+	assert_int_equal(file_size("4242.dat"), -1);
+	snprintf(p, sizeof(p), "%s/task.txt", tmpdir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("info"), -1);
+	/* the metadata of a whole trace, but not a directory flightrec recorded into */
+	uftrace_skeleton(0);
+	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(file_size("info"), -1);
+	assert_int_equal(file_size("4242.dat"), -1);
+	assert_int_equal(mkdir(p, 0755), 0); /* for teardown's walk, as setup made it */
+}
+
 /* A thread that took a spare ring on its own (rec_ringpool_claim) and was killed before a
  * drainer renamed it and opened its <tid>.dat: pool.<pid>.<n> with the thread's header is
  * its ring, salvaged whole (the .dat and the TASK line made); a spare whose header names no
@@ -1152,6 +1270,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_no_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_no_record_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_no_record_not_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uftrace_claimed_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xray_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ovni_stream, setup, teardown),

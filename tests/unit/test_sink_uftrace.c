@@ -114,14 +114,17 @@ static char *slurp(const char *dir, const char *name)
 static void test_session_start_and_finish(void **state)
 {
 	char dir[256], *text, name[64];
+	struct stat spare, st;
 	int dfd;
 	ssize_t n;
 
 	(void)state;
-	unit_tmpdir_make(dir, sizeof(dir), "test_sink_uftrace", false);
+	unit_tmpdir_make(dir, sizeof(dir), "test_sink_uftrace", true);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(dfd >= 0);
 	rec_sess.dirfd = dfd;
+	rec_sess.ringdirfd = openat(dfd, ".flightrec", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(rec_sess.ringdirfd >= 0);
 	rec_snprintf(rec_sess.dir, sizeof(rec_sess.dir), "%s", dir);
 	n = readlink("/proc/self/exe", rec_sess.exe, sizeof(rec_sess.exe) - 1);
 	assert_true(n > 0);
@@ -129,10 +132,11 @@ static void test_session_start_and_finish(void **state)
 	rec_sess.pid = getpid();
 	rec_sess.sink = &uftrace_sink;
 	rec_sess.cfg.max_stack = 1024;
-	/* the session start: sid-*.map, task.txt's SESS line, <exe>.sym */
+	/* the session start: info's inode reserved, sid-*.map, task.txt's SESS line, <exe>.sym */
 	arm();
 	assert_int_equal(uftrace_sink.open_session(&rec_sess), 0);
 	assert_int_equal(disarm(), 0);
+	assert_int_equal(fstatat(rec_sess.ringdirfd, "info.spare", &spare, 0), 0);
 
 	rec_snprintf(name, sizeof(name), "sid-%s.map", rec_sess.sid);
 	text = slurp(dir, name);
@@ -162,9 +166,14 @@ static void test_session_start_and_finish(void **state)
 	assert_non_null(strstr(text + 40, "exename:"));
 	assert_non_null(strstr(text + 40, rec_sess.exe));
 	free(text);
+	/* info is the reserved inode, renamed into place */
+	assert_int_equal(faccessat(rec_sess.ringdirfd, "info.spare", F_OK, 0), -1);
+	assert_int_equal(fstatat(dfd, "info", &st, 0), 0);
+	assert_int_equal(st.st_ino, spare.st_ino);
 
+	close(rec_sess.ringdirfd);
 	close(dfd);
-	rec_sess.dirfd = -1;
+	rec_sess.dirfd = rec_sess.ringdirfd = -1;
 	unit_tmpdir_remove(dir);
 }
 

@@ -48,6 +48,11 @@
  *   stress nofile N K      N threads (at most 8) make K calls each, then each opens a file
  *                          and holds it until all have tried: files_opened = how many could
  *                          (under a small RLIMIT_NOFILE the runtime must leave room)
+ *   stress fillinodes K [F]  K calls, then files made in $STRESS_FILES (empty, closed at
+ *                          once) until the file system refuses one (its inodes all taken:
+ *                          files_opened = how many), then K calls more: the trace's finish
+ *                          finds no free inode. F = 1: first a forked child makes K calls
+ *                          and exits (its finish writes info), waited for
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -519,6 +524,43 @@ static void run_hostile(long rounds, long k)
 	/* main returns: exit and the runtime's finish with the hostile thread still at it */
 }
 
+static void run_fillinodes(long k, long fork_first)
+{
+	const char *dir = getenv("STRESS_FILES");
+	struct job j = { k };
+	char name[4096];
+	pid_t pid;
+	int fd;
+
+	calls(&j);
+	if (fork_first) {
+		pid = fork();
+		if (pid == 0) {
+			mode = "fillinodes-child";
+			n_work = n_leaf = 0; /* its own calls: the parent's are in the parent's line */
+			calls(&j);
+			report();
+			exit(0);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			perror("stress: fork");
+		else
+			nforks = 1;
+	}
+	files_opened = 0;
+	for (;;) {
+		snprintf(name, sizeof(name), "%s/f.%ld", dir ? dir : ".", files_opened);
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			break;
+		close(fd);
+		files_opened++;
+	}
+	if (errno != ENOSPC)
+		perror("stress: fillinodes");
+	calls(&j);
+}
+
 static void run_in_threads(int n, void *(*fn)(void *), void *arg)
 {
 	pthread_t t[8];
@@ -571,6 +613,8 @@ int main(int argc, char **argv)
 		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
 		run_nofile(a, b);
+	} else if (!strcmp(mode, "fillinodes")) {
+		run_fillinodes(a, b);
 	} else if (!strcmp(mode, "hostile")) {
 		run_hostile(a, b);
 	} else if (!strcmp(mode, "recurse")) {
