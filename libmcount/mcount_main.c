@@ -94,14 +94,17 @@ static void mc_fork_thread(struct rec_thread *child, const struct rec_thread *pa
 
 /* what a custom environment given to exec/posix_spawn gets back, so that the next image
  * records as this one does: --no-libcall, --nest-libcall, the record-time filters and
- * triggers, -P/-U, -A/-R/-a and --with-syms (uftrace's libmcount hands its UFTRACE_*
- * variables on the same way); at most REC_WRAP_ENV_MAX (librecord/rec_wrap_exec.c) */
+ * triggers, -P/-U, -A/-R/-a, --with-syms, --srcline and its location filters (uftrace's
+ * libmcount hands its UFTRACE_* variables on the same way); librecord's own settings (format,
+ * policy, buffers, tracepoints) are carried by librecord/rec_wrap_exec.c, with these at most
+ * REC_WRAP_ENV_MAX */
 static const char *const mc_exec_env[] = {
 	"FLIGHTREC_NO_LIBCALL", "FLIGHTREC_NEST_LIBCALL", "FLIGHTREC_FILTER", "FLIGHTREC_DEPTH",
 	"FLIGHTREC_TIME_FILTER", "FLIGHTREC_MATCH", "FLIGHTREC_TRIGGER", "FLIGHTREC_CALLER",
 	"FLIGHTREC_SIGNAL", "FLIGHTREC_MIN_SIZE", "FLIGHTREC_MAX_STACK", "FLIGHTREC_DISABLED",
 	"FLIGHTREC_PATCH", "FLIGHTREC_UNPATCH", "FLIGHTREC_ARGUMENT", "FLIGHTREC_RETVAL",
-	"FLIGHTREC_AUTO_ARGS", "FLIGHTREC_DEMANGLE", "FLIGHTREC_WITH_SYMS",
+	"FLIGHTREC_AUTO_ARGS", "FLIGHTREC_DEMANGLE", "FLIGHTREC_WITH_SYMS", "FLIGHTREC_SRCLINE",
+	"FLIGHTREC_LOC_FILTER",
 	NULL
 };
 

@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #define REC_WRAP_EXPORT __attribute__((visibility("default")))
-#define REC_WRAP_ENV_MAX 24 /* front-end variables carried through exec (rec_frontend) */
+#define REC_WRAP_ENV_MAX 48 /* variables carried through exec: librecord's, the front end's */
 
 extern char **environ;
 
@@ -62,19 +62,35 @@ static void rec_wrap_save(char *dst, size_t size, const char *name)
 		rec_snprintf(dst, size, "%s=%s", name, v);
 }
 
+/* the session's settings every front end reads (rec_config.c, rec_tp.c): without them an
+ * image exec'ed with an environment of its own wrote another format (uftrace.data files in a
+ * Chrome or XRay trace directory), another policy, no tracepoints (e2e-formats forkexec-env) */
+static const char *const rec_wrap_common_env[] = {
+	"FLIGHTREC_FORMAT", "FLIGHTREC_POLICY", "FLIGHTREC_BUFSIZE", "FLIGHTREC_BUFCOUNT",
+	"FLIGHTREC_BLOCK_MS", "FLIGHTREC_RING_POOL", "FLIGHTREC_TRACEPOINTS", "FLIGHTREC_TP_STACK",
+	"FLIGHTREC_TP_MAX_FRAMES", "FLIGHTREC_DEBUG", NULL
+};
+
 /* Before the program's constructors (which may exec): LD_PRELOAD is what this image was
  * started with, not what the program later made of it. */
 __attribute__((constructor(101))) static void rec_wrap_save_env(void)
 {
-	const char *const *names = rec_frontend_self->exec_env;
-	int i;
+	const char *const *lists[] = { rec_wrap_common_env, rec_frontend_self->exec_env };
+	int n = 0;
 
 	rec_wrap_save(rec_wrap_preload, sizeof(rec_wrap_preload), "LD_PRELOAD");
-	for (i = 0; names && names[i] && i < REC_WRAP_ENV_MAX; i++)
-		rec_wrap_save(rec_wrap_fe_env[i], sizeof(rec_wrap_fe_env[i]), names[i]);
-	if (names && i == REC_WRAP_ENV_MAX && names[i]) /* a front end grew past the room */
-		rec_warn("%s: more than %d variables to carry through exec: %s and after are not",
-			 rec_frontend_self->name, REC_WRAP_ENV_MAX, names[i]);
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		for (size_t i = 0; lists[l] && lists[l][i]; i++) {
+			if (n == REC_WRAP_ENV_MAX) { /* a front end grew past the room */
+				rec_warn("%s: more than %d variables to carry through exec: %s and "
+					 "after are not", rec_frontend_self->name, REC_WRAP_ENV_MAX,
+					 lists[l][i]);
+				return;
+			}
+			rec_wrap_save(rec_wrap_fe_env[n], sizeof(rec_wrap_fe_env[n]), lists[l][i]);
+			n++;
+		}
+	}
 }
 
 static void *rec_wrap_real(void **slot, const char *name)

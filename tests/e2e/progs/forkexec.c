@@ -6,6 +6,8 @@
  * fx_exec_failed: recorded in the forked task, same session (a failed exec must not end the
  * trace).  Exec'ed image (new session,
  * same pid): main again, fx_exec_work x 5 -> fx_exec_leaf x 10.  main is counted twice.
+ * With the argument "env" the successful exec is an execle with an environment of its own
+ * (one variable, none of the recorder's): the same calls must be recorded, in the same format.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +45,8 @@ FN void fx_exec_failed(int err)
 	e2e_sink += err;
 }
 
+static int custom_env; /* "env": the exec'ed image gets an environment of its own */
+
 FN int fx_spawn(void)
 {
 	pid_t pid;
@@ -56,7 +60,14 @@ FN int fx_spawn(void)
 		fx_child_setup();
 		execl("/nonexistent/forkexec", "forkexec", "child", (char *)NULL);
 		fx_exec_failed(errno);
-		execl("/proc/self/exe", "forkexec", "child", (char *)NULL);
+		if (custom_env) {
+			/* an environment of its own, none of the recorder's variables in it: the
+			 * runtime hands on what the next image needs to record as this one does */
+			char *env[] = { "E2E_FORKEXEC=custom", NULL };
+			execle("/proc/self/exe", "forkexec", "child", (char *)NULL, env);
+		} else {
+			execl("/proc/self/exe", "forkexec", "child", (char *)NULL);
+		}
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) != pid)
@@ -78,6 +89,7 @@ int main(int argc, char **argv)
 			fx_exec_work(i);
 		return 7;
 	}
+	custom_env = argc > 1 && strcmp(argv[1], "env") == 0;
 	fx_prepare();
 	status = fx_spawn();
 	fx_after_wait(status);
