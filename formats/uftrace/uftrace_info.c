@@ -195,7 +195,12 @@ static int uftrace_info_dbg(void *arg, const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".dbg");
 }
 
-int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
+/* how uftrace_info_emit puts the bytes: through a temporary name renamed into place, or over
+ * `info` itself (no inode to spare: uftrace_info_put) */
+enum uftrace_info_how { UFTRACE_INFO_RENAME, UFTRACE_INFO_IN_PLACE };
+
+static int uftrace_info_emit(int dirfd, const char *tmpname, const struct uftrace_info_desc *d,
+			     enum uftrace_info_how how)
 {
 	struct ubuf b = { 0 };
 	uint8_t hdr[UFTRACE_HEADER_SIZE];
@@ -271,6 +276,25 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 		return -1;
 	}
 
+	if (how == UFTRACE_INFO_IN_PLACE) {
+		/* over the existing file, never truncated first nor removed on failure: info is a
+		 * few KiB, so the new bytes mostly land in blocks it already has, and a write the
+		 * full file system refuses leaves the older info (whole, or its head rewritten),
+		 * not none (e2e-stress inodes/mcount-finish-fork; salvage checks it again) */
+		fd = openat(dirfd, "info", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			rec_mem_free(b.p);
+			return -1;
+		}
+		bad = rec_pwrite_all(fd, hdr, sizeof(hdr), 0) < 0 ||
+		      (b.p && rec_pwrite_all(fd, b.p, b.len, sizeof(hdr)) < 0) ||
+		      ftruncate(fd, (off_t)(sizeof(hdr) + b.len)) < 0;
+		saved = errno;
+		close(fd);
+		rec_mem_free(b.p);
+		errno = saved;
+		return bad ? -1 : 0;
+	}
 	fd = rec_open_write(dirfd, tmpname, O_TRUNC);
 	if (fd < 0) {
 		rec_mem_free(b.p);
@@ -287,6 +311,11 @@ int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info
 		return -1;
 	}
 	return 0;
+}
+
+int uftrace_info_write(int dirfd, const char *tmpname, const struct uftrace_info_desc *d)
+{
+	return uftrace_info_emit(dirfd, tmpname, d, UFTRACE_INFO_RENAME);
 }
 
 int uftrace_info_reserve(int dirfd, int ringdirfd)
@@ -322,9 +351,9 @@ int uftrace_info_put(int dirfd, int ringdirfd, const char *tmpname,
 		return -1;
 	}
 	/* no inode and no spare (an earlier finisher took it): this trace's info exists, so
-	 * its own inode is rewritten, O_TRUNC then written (the rename of info onto itself does
-	 * nothing); not atomic, but the finishers are serialised by flock(dirfd) */
-	return uftrace_info_write(dirfd, "info", d);
+	 * its own inode is rewritten in place; not atomic, but the finishers are serialised
+	 * by flock(dirfd), and a failed rewrite keeps the file (uftrace_info_emit) */
+	return uftrace_info_emit(dirfd, "info", d, UFTRACE_INFO_IN_PLACE);
 }
 
 int uftrace_info_save_spec(int ringdirfd, const char *argspec, const char *retspec,
