@@ -426,20 +426,75 @@ static int ufs_info(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks, uint64
 	return ret;
 }
 
-/* no uftrace ring in the directory: its info, if its processes died before any record */
+/*
+ * Is DIRFD/info what the last finish leaves: uftrace's header, a taskinfo:tids line listing
+ * exactly the non-empty <tid>.dat files, and the uftrace_version line uftrace_info writes
+ * last? A finishing process removes its rings before it writes info: killed in between (or
+ * in a rewrite in place) it left none, half of one, or one without its own threads (a fork
+ * sibling's), which no ring would make salvage rewrite (review of the reserved inode: 'tid N
+ * is not in info taskinfo:tids', or 0 bytes). 1: whole, 0: not, -1: unreadable.
+ */
+static int ufs_info_whole(struct rec_salvage_ctx *ctx)
+{
+	char buf[65536], *p;
+	int *tids = NULL, ntids, fd, whole = 0;
+	ssize_t n;
+
+	fd = openat(ctx->dirfd, "info", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	if (n < UFTRACE_HEADER_SIZE || memcmp(buf, UFTRACE_MAGIC, 8) != 0 ||
+	    !memmem(buf + UFTRACE_HEADER_SIZE, (size_t)n - UFTRACE_HEADER_SIZE,
+		    "\nuftrace_version:", 17))
+		return 0;
+	p = memmem(buf + UFTRACE_HEADER_SIZE, (size_t)n - UFTRACE_HEADER_SIZE,
+		   "\ntaskinfo:tids=", 15);
+	ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
+	if (p && ntids >= 0) {
+		p += 15;
+		whole = 1;
+		for (int i = 0; i < ntids && whole; i++) {
+			char *end;
+			long v = strtol(p, &end, 10);
+
+			whole = end != p && v == tids[i] && (*end == ',' ? i + 1 < ntids :
+							    *end == '\n' && i + 1 == ntids);
+			p = end + 1;
+		}
+		whole &= ntids > 0 || *p == '\n';
+	}
+	rec_mem_free(tids);
+	return ntids < 0 ? -1 : whole;
+}
+
+/* no uftrace ring in the directory: its info, if its processes died before any record, or
+ * while the last of them was writing it (ufs_info_whole) */
 static int ufs_ringless(struct rec_salvage_ctx *ctx)
 {
 	struct ufs_tasks tasks = { 0 };
-	int ret = 0;
+	int ret = 0, whole;
 
-	if (faccessat(ctx->dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    faccessat(ctx->dirfd, "task.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0; /* complete, or no uftrace trace */
+	if (faccessat(ctx->dirfd, "task.txt", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* no uftrace trace */
 	if (ctx->busy || rec_salvage_any_live(ctx->ringdirfd))
-		return 0; /* being written: task.txt is left alone too */
+		return 0; /* being written: task.txt and info are left alone too */
 	flock(ctx->dirfd, LOCK_EX);
-	if (ufs_read_tasks(ctx, &tasks) < 0 || ufs_info(ctx, &tasks, UINT64_MAX, 0) < 0)
+	whole = ufs_info_whole(ctx);
+	if (whole == 0) {
+		if (faccessat(ctx->dirfd, "info", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			rec_salvage_log(ctx, "%s/info: not whole, or not listing every thread's "
+					".dat (its writer killed): written again", ctx->dir);
+		if (ufs_read_tasks(ctx, &tasks) < 0 || ufs_info(ctx, &tasks, UINT64_MAX, 0) < 0)
+			ret = -1;
+	} else if (whole < 0) {
+		rec_salvage_log(ctx, "%s/info: %s", ctx->dir, strerror(errno));
 		ret = -1;
+	}
 	flock(ctx->dirfd, LOCK_UN);
 	free(tasks.tids);
 	return ret;

@@ -31,6 +31,7 @@
 #include "formats/salvagers.h"
 #include "formats/uftrace/uftrace_format.h"
 #include "formats/uftrace/read_uftrace.h"
+#include "formats/uftrace/uftrace_info.h"
 #include "formats/xray/read_xray.h"
 #include "formats/xray/fdr_encode.h"
 #include "tests/unit/unit_util.h"
@@ -566,6 +567,115 @@ static void test_live_ring_left_alone(void **state)
 	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
 	assert_int_equal(rep.salvaged, 1);
 	assert_int_equal(file_size("4243.dat"), 4 * 16);
+}
+
+/* A dead process's ring of a thread whose number is now a live process's pid: a vfork child
+ * that exec'ed a traced program (this test stands for it, holding live.<its pid> as the
+ * runtime does). That process writes <tid>.dat now: salvage leaves the ring and the file
+ * alone, and salvages it once that process is gone. */
+static void test_ring_of_live_vfork_child(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	struct unit_ring r;
+	char live[600], dat[32];
+	int lfd;
+	pid_t me = getpid();
+	(void)state;
+	uftrace_skeleton(1);
+	ring_create(&r, PID, me, "uftrace");
+	chunk_fill(&r, 0, REC_CHUNK_FULL, 1, 0, 4, 0);
+	unit_ring_close(&r);
+	snprintf(live, sizeof(live), "%s/.flightrec/live.%d", tmpdir, (int)me);
+	lfd = open(live, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(lfd >= 0);
+	assert_int_equal(flock(lfd, LOCK_EX | LOCK_NB), 0);
+	snprintf(dat, sizeof(dat), "%d.dat", (int)me);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.busy, 1);
+	assert_int_equal(rep.salvaged, 0);
+	assert_int_equal(file_size(dat), -1);
+	/* that process ends */
+	close(lfd);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(rep.salvaged, 1);
+	assert_int_equal(file_size(dat), 4 * 16);
+}
+
+static ssize_t read_small(const char *name, char *buf, size_t size);
+
+/* <tid>.dat of TID holding N records of the stream (rec_k) */
+static void dat_put(int tid, uint64_t n)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%d.dat", tmpdir, tid);
+	f = fopen(p, "wb");
+	assert_non_null(f);
+	for (uint64_t k = 0; k < n; k++) {
+		struct uftrace_record r = rec_k(k);
+		assert_int_equal(fwrite(&r, sizeof(r), 1, f), 1);
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A process killed while it wrote info at its finish (its rings already closed and removed):
+ * info missing its own thread (a fork sibling's, written earlier), empty, or cut before its
+ * last line; no ring left to make salvage write it. Salvage checks info against the .dat
+ * files and writes it again; a whole one is left as it is. */
+static void test_uftrace_info_repaired(void **state)
+{
+	struct rec_salvage_opts o = { 0 };
+	struct rec_salvage_report rep;
+	int one[] = { PID }, both[] = { PID, TID };
+	struct uftrace_info_desc d = { .exename = "/opt/p", .tids = one, .ntids = 1,
+				       .max_stack = 1024 };
+	char info[4096], p[600];
+	struct stat st1, st2;
+	ssize_t n;
+	(void)state;
+
+	uftrace_skeleton(1);
+	unit_write_file(tmpdir, "task.txt",
+			"SESS timestamp=1000.000000000 pid=4242 sid=0123456789abcdef "
+			"exename=\"/opt/p\"\nTASK timestamp=1000.000000500 tid=4242 pid=4242\n"
+			"TASK timestamp=1000.000000600 tid=4243 pid=4242\n");
+	dat_put(PID, 2);
+	dat_put(TID, 4);
+	snprintf(p, sizeof(p), "%s/.flightrec", tmpdir);
+	mkdir(p, 0755);
+	for (int how = 0; how < 3; how++) {
+		int dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+
+		assert_true(dirfd >= 0);
+		assert_int_equal(uftrace_info_write(dirfd, ".t", &d), 0);
+		close(dirfd);
+		snprintf(p, sizeof(p), "%s/info", tmpdir);
+		if (how == 1)
+			assert_int_equal(truncate(p, 0), 0);
+		if (how == 2)
+			assert_int_equal(truncate(p, file_size("info") - 10), 0);
+		assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+		n = read_small("info", info, sizeof(info));
+		assert_true(n > 40);
+		assert_non_null(memmem(info, (size_t)n, "taskinfo:nr_tid=2\ntaskinfo:tids=4242,4243\n",
+				       39));
+		verify_trace(6, 0);
+	}
+	/* whole: not touched */
+	d.tids = both;
+	d.ntids = 2;
+	{
+		int dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+		assert_int_equal(uftrace_info_write(dirfd, ".t", &d), 0);
+		close(dirfd);
+	}
+	assert_int_equal(stat(p, &st1), 0);
+	assert_int_equal(fmt_salvage_dir(tmpdir, &o, &rep), 0);
+	assert_int_equal(stat(p, &st2), 0);
+	assert_int_equal(st1.st_ino, st2.st_ino);
+	assert_int_equal(st1.st_mtim.tv_nsec, st2.st_mtim.tv_nsec);
 }
 
 static void test_unknown_format_kept(void **state)
@@ -1270,6 +1380,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_uftrace_lost_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uftrace_overwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_ring_left_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_of_live_vfork_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uftrace_info_repaired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_format_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unborn_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uftrace_no_record, setup, teardown),
