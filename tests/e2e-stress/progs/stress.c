@@ -182,16 +182,18 @@ static void *mainexit_worker(void *arg)
 	return NULL;
 }
 
-static void run_mainexit(long k)
+/* WORKER makes K calls while the main thread leaves by pthread_exit (saying SAY first) */
+static void run_main_leaves(long k, void *(*worker)(void *), const char *say)
 {
 	static struct job j;
 	pthread_t t;
 
 	j.k = k;
 	pthread_barrier_init(&mainexit_barrier, NULL, 2);
-	if (pthread_create(&t, NULL, mainexit_worker, &j) != 0)
+	if (pthread_create(&t, NULL, worker, &j) != 0)
 		exit(2);
-	printf("mainexit: the main thread leaves\n");
+	if (say)
+		printf("%s\n", say);
 	pthread_barrier_wait(&mainexit_barrier);
 	pthread_exit(NULL);
 }
@@ -204,19 +206,6 @@ static void *rawexit_worker(void *arg)
 	report();
 	syscall(SYS_exit, 0); /* no pthread_exit: no TSD destructor runs */
 	return NULL;
-}
-
-static void run_rawexit(long k)
-{
-	static struct job j;
-	pthread_t t;
-
-	j.k = k;
-	pthread_barrier_init(&mainexit_barrier, NULL, 2);
-	if (pthread_create(&t, NULL, rawexit_worker, &j) != 0)
-		exit(2);
-	pthread_barrier_wait(&mainexit_barrier);
-	pthread_exit(NULL);
 }
 
 static void run_forks(long n, long k)
@@ -606,9 +595,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "fds")) {
 		run_fds(a);
 	} else if (!strcmp(mode, "mainexit")) {
-		run_mainexit(a);
+		run_main_leaves(a, mainexit_worker, "mainexit: the main thread leaves");
 	} else if (!strcmp(mode, "rawexit")) {
-		run_rawexit(a);
+		run_main_leaves(a, rawexit_worker, NULL);
 	} else if (!strcmp(mode, "uneven")) {
 		run_uneven(a, b);
 	} else if (!strcmp(mode, "nofile")) {
