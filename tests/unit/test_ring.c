@@ -495,7 +495,11 @@ static void test_ring_reuse(void **state)
 	assert_int_equal(a.hdr.tid, a.tid);
 	assert_int_equal(a.dirty_chunks, 0);
 	wait_writer_closed(0);
-	/* A's ring, kept: renamed away from ring.<pid>.<A> */
+	/* A's ring, kept: renamed away from ring.<pid>.<A>. The sink's close (what
+	 * wait_writer_closed sees) comes before the flusher pools the ring: wait for that too
+	 * (a CI run found the pool still empty right after the close) */
+	for (int spin = 0; spin < 20000 && count_files("pool.", &pool_ino) == 0; spin++)
+		usleep(1000);
 	assert_int_equal(count_files("pool.", &pool_ino), 1);
 	assert_int_equal(pool_ino, a.ino);
 	assert_int_equal(count_files("ring.", &ino), 0);
