@@ -391,8 +391,10 @@ static int ufs_info(struct rec_salvage_ctx *ctx, struct ufs_tasks *tasks, uint64
 		if (ret > 0) {
 			rec_mem_free(tids);
 			ntids = uftrace_info_scan_tids(ctx->dirfd, &tids);
-			if (start == UINT64_MAX && ufs_stamp_ns(tasks->sess_ts))
-				start = ufs_stamp_ns(tasks->sess_ts);
+			uint64_t sess_ns = ufs_stamp_ns(tasks->sess_ts);
+
+			if (start == UINT64_MAX && sess_ns)
+				start = sess_ns;
 			ret = 0;
 		}
 	}
