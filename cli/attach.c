@@ -856,9 +856,16 @@ static int at_ours_syms(struct attach *a, struct at_ours *o, uint64_t *hooks, ch
  * WHEN ("attach": before -P patches, "detach": before the sites are put back), so that the
  * moves those places need, which a stop lands on too rarely to be tested by chance, are
  * made. A thread in or at a system call is not stepped (a blocking one would leave its
- * step's trap pending). Says which thread stepped where on stderr. Nothing without the
+ * step's trap pending). A thread stepped AT_STEP_BURST times without getting there runs
+ * freely for a moment before it is stepped again: a seqlock read (the vDSO's
+ * clock_gettime) retries for as long as each pass outlasts a clock tick, and stepped, each
+ * pass does, so such a thread stepped on forever (1 attach in 10 here: 100000 steps over
+ * 30 s, the test killing flightrec, its last step's trap killing the program). All of it
+ * ends after AT_STEP_MS. Says which thread stepped where on stderr. Nothing without the
  * variable.
  */
+#define AT_STEP_BURST 2000
+#define AT_STEP_MS 5000
 static bool at_in_anon_exec(pid_t pid, uint64_t ip)
 {
 	char path[64], *line = NULL;
@@ -884,11 +891,13 @@ static bool at_in_anon_exec(pid_t pid, uint64_t ip)
 	return in;
 }
 
-/* the stop of a single step; -1 when it does not come in 50 ms (a blocking call: the thread
- * is stopped again, where it was, and no longer stepped) */
+/* the stop of a single step; -1 when it does not come in 2 s (a blocking call: the thread
+ * is stopped again, where it was, and no longer stepped). Not sooner: a step that completes
+ * after our interrupt leaves its SIGTRAP queued behind the interrupt's stop, for the program
+ * to die of when it resumes, and on a loaded machine a thread can wait 50 ms for a CPU. */
 static int at_step_wait(pid_t tid, int *st, int *sig)
 {
-	for (int t = 0; t < 500; t++) {
+	for (int t = 0; t < 20000; t++) {
 		pid_t w = waitpid(tid, st, __WALL | WNOHANG);
 		if (w == tid)
 			return WIFSTOPPED(*st) ? 0 : -1;
@@ -907,6 +916,7 @@ static void at_test_step(struct attach *a, const char *when)
 	const char *v = getenv("FLIGHTREC_TEST_ATTACH_STEP");
 	unsigned long long lo = 0, hi = 0;
 	size_t wl = strlen(when), left = a->nth;
+	struct timespec t0;
 	bool anon;
 
 	if (!v || strncmp(v, when, wl) || v[wl] != ':')
@@ -916,8 +926,9 @@ static void at_test_step(struct attach *a, const char *when)
 	if (!anon && sscanf(v, "%llx-%llx", &lo, &hi) != 2)
 		return;
 	memset(out, 0, sizeof(out));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* one step of each in turn: a thread that blocks drops out, the others go on */
-	for (int step = 0; step < 100000 && left; step++) {
+	for (int step = 0; step < 100000 && left && at_ms_since(&t0) < AT_STEP_MS; step++) {
 		for (size_t k = 0; k < a->nth; k++) {
 			pid_t tid = a->th[k].tid;
 			struct user_regs_struct r;
@@ -941,8 +952,22 @@ static void at_test_step(struct attach *a, const char *when)
 					(int)tid, (unsigned long long)r.rip, when);
 				return;
 			}
+			if (step > 0 && step % AT_STEP_BURST == 0) {
+				/* out of a loop that stepping keeps going (above) */
+				if (ptrace(PTRACE_CONT, tid, 0, a->th[k].sig) < 0)
+					goto out_k;
+				a->th[k].sig = 0;
+				usleep(200);
+				if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ||
+				    at_wait_stop(tid, &st) != 0)
+					goto out_k;
+				if (st)
+					a->th[k].sig = st;
+				continue;
+			}
 			if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) < 0 ||
 			    at_step_wait(tid, &st, &a->th[k].sig) < 0) {
+out_k:
 				out[k] = true;
 				left--;
 			} else if (WSTOPSIG(st) != SIGTRAP) {
