@@ -140,6 +140,9 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 						      REC_DEFAULT_TP_MAX_FRAMES, 1, 1u << 30);
 	cfg->ring_pool = (uint32_t)rec_env_number("FLIGHTREC_RING_POOL", REC_DEFAULT_RING_POOL, 0,
 						  REC_MAX_RING_POOL);
+	cfg->writers = -1; /* unset: as threads grow (rec_flusher.c) */
+	if (rec_env("FLIGHTREC_WRITERS"))
+		cfg->writers = (int)rec_env_number("FLIGHTREC_WRITERS", 0, 0, REC_WRITERS_MAX);
 
 	cfg->policy = def->policy;
 	v = rec_env("FLIGHTREC_POLICY");

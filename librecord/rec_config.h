@@ -10,7 +10,9 @@
  * chrome), and the tracepoints of the tfile format: FLIGHTREC_TRACEPOINTS (FUNC[,FUNC...]),
  * FLIGHTREC_TP_STACK (bytes of stack kept per hit, from the entry stack pointer) and
  * FLIGHTREC_TP_MAX_FRAMES (frames kept per tracepoint; later hits are only counted),
- * FLIGHTREC_RING_POOL (rings of ended threads kept for new ones, 0: none; rec_ringpool.h).
+ * FLIGHTREC_RING_POOL (rings of ended threads kept for new ones, 0: none; rec_ringpool.h),
+ * FLIGHTREC_WRITERS (threads that write live threads' full chunks beside the flusher, at
+ * most 15; unset: as threads grow, rec_flusher.c).
  * A front end may name its anchor tool's own directory variable (UFTRACE_DIR, ...), read
  * when FLIGHTREC_DIR is absent. Every value is length- and range-checked; a bad value gets one
  * warning naming the variable and the value, and the default: a number that is malformed, out
@@ -48,7 +50,11 @@ struct rec_config {
 	uint32_t tp_stack;        /* FLIGHTREC_TP_STACK: stack bytes per tracepoint hit */
 	uint32_t tp_max_frames;   /* FLIGHTREC_TP_MAX_FRAMES: frames kept per tracepoint */
 	uint32_t ring_pool;       /* FLIGHTREC_RING_POOL: spare rings kept (rec_ringpool.h) */
+	int writers;              /* FLIGHTREC_WRITERS: extra writers, -1 = as threads grow */
 };
+
+/* FLIGHTREC_WRITERS' ceiling: threads that write chunks beside the flusher (rec_flusher.c) */
+#define REC_WRITERS_MAX 15
 
 /* What a front end tells librecord before the environment is read. */
 struct rec_config_defaults {

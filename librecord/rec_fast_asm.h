@@ -18,7 +18,7 @@
 #define REC_T_EVENTS 24
 #define REC_T_BUSY 32
 #define REC_T_HOLD 33
-#define REC_T_FE 320
+#define REC_T_FE 384
 /* struct rec_chunk */
 #define REC_C_COMMITTED 16
 #define REC_C_DATA 64

@@ -22,7 +22,24 @@
  *
  * Registry walking: nodes are pushed at the head under the lock and published with a
  * release store; the flusher is the only one that unlinks and frees nodes (under the lock),
- * so the node it is working on cannot vanish while it writes without the lock.
+ * so the node it is working on cannot vanish while it writes without the lock. The writers
+ * walk it without the lock too: a node the flusher unlinks while one walks is freed only once
+ * no writer walks (`walkers`, `reaped`), so a writer standing on it still finds its next.
+ *
+ * Writers (issue 19): one flusher copies every thread's chunks into the page cache, and one
+ * core's copy is the limit as threads grow (16 cores, -pg, block: 1.15x the per-thread cost of
+ * one thread at 2 threads, 1.29x at 8, 1.98x at 16, with each thread's own CPU flat: the
+ * producers waited for the flusher). So the flusher starts writers as live recorded threads
+ * grow (one per 4, at most half the CPUs less one; FLIGHTREC_WRITERS=N: N from the first
+ * thread on). A writer walks the registry and writes the full chunks of every live thread
+ * whose drain_lock it gets (the help policy's try-lock: one drainer per ring at a time, chunks
+ * in seq order); an exited thread is the flusher's alone (it drains and closes it without the
+ * lock). Not under the drain and overwrite policies (no live thread is drained by anyone but
+ * its owner or finish) nor for a sink that appends every thread to one file under its own
+ * lock (Cacheray's: the writes are one at a time whoever makes them). Each writer has a
+ * descriptor table of its own, as the flusher; every signal blocked, never traced. Writers
+ * sleep on the flusher's `wake` word; a producer that hands over a chunk wakes them all when
+ * one sleeps. They end with the flusher (rec_flusher_stop joins them), before finish drains.
  */
 #include "librecord/rec_clock.h"
 #include "librecord/rec_ringpool.h"
@@ -32,6 +49,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -199,18 +217,36 @@ int rec_fd_call(int (*fn)(void *), void *arg)
 
 void rec_flusher_wake(void)
 {
-	__atomic_add_fetch(&rec_sess.wake, 1, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&rec_sess.flusher_sleeping, __ATOMIC_ACQUIRE))
-		rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+	__atomic_add_fetch(&rec_sess.wake, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rec_sess.flusher_sleeping, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&rec_sess.writers_sleeping, __ATOMIC_SEQ_CST))
+		rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* Fold a closed thread's counters into the session (and its line into the stats file) and
- * free it (lock held). */
+ * unlink it (lock held); its memory is freed by rec_flusher_free_reaped. */
 static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 {
 	rec_stats_reap(t);
-	*link = t->next;
-	munmap(t, t->alloc_size);
+	__atomic_store_n(link, __atomic_load_n(&t->next, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	t->reaped_next = rec_sess.reaped;
+	rec_sess.reaped = t;
+}
+
+/* Free the unlinked nodes, unless a writer walks the registry: one that started before the
+ * unlink may stand on one (pairs with rec_writer_pass: its count taken, then a full fence,
+ * then the list read; here the unlink, a full fence, then the count read). */
+static void rec_flusher_free_reaped(void)
+{
+	struct rec_thread *t, *next;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!rec_sess.reaped || __atomic_load_n(&rec_sess.walkers, __ATOMIC_SEQ_CST))
+		return;
+	for (t = rec_sess.reaped, rec_sess.reaped = NULL; t; t = next) {
+		next = t->reaped_next;
+		munmap(t, t->alloc_size);
+	}
 }
 
 /* Is t's late open left to the helper (rec_helper_serve_late)? Always, when there is one:
@@ -224,8 +260,10 @@ static int rec_flusher_late_left(struct rec_thread *t)
 	       __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE);
 }
 
-static void rec_flusher_pass(void)
+/* One pass of the flusher; returns how many live (not exited) threads it found. */
+static uint32_t rec_flusher_pass(void)
 {
+	uint32_t live = 0;
 	struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE);
 	/* relaxed: the policy is fixed at start (unit tests switch it between runs) */
 	int policy = (int)__atomic_load_n(&rec_sess.cfg.policy, __ATOMIC_RELAXED);
@@ -245,6 +283,7 @@ static void rec_flusher_pass(void)
 		int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
 		if (t->closed)
 			continue;
+		live += !exited;
 		rec_thread_prefault_ahead(t);
 		/* a thread that took a spare ring on its own is the helper's to open first (its
 		 * chunks wait for that); without a helper, the flusher's (rec_thread_drain) */
@@ -271,7 +310,128 @@ static void rec_flusher_pass(void)
 			link = &c->next;
 	}
 	pthread_mutex_unlock(&rec_sess.lock);
+	rec_flusher_free_reaped();
 	rec_ringpool_fill(); /* spare rings, when threads start faster than rings come back */
+	return live;
+}
+
+/* A writer's pass: every live thread's full chunks, of those whose drain_lock it gets. */
+static void rec_writer_pass(void)
+{
+	__atomic_add_fetch(&rec_sess.walkers, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE); t;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || rec_flusher_late_left(t))
+			continue;
+		if (__atomic_exchange_n(&t->drain_lock, 1, __ATOMIC_ACQUIRE))
+			continue;
+		/* read again under the lock: an exited thread is the flusher's, which drains and
+		 * closes it without the lock once it got it after us */
+		if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+			rec_thread_drain(t, 0);
+		__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_sub_fetch(&rec_sess.walkers, 1, __ATOMIC_RELEASE);
+}
+
+static void *rec_writer_main(void *arg)
+{
+	uint32_t i = (uint32_t)(uintptr_t)arg;
+	struct timespec period = { 0, REC_FLUSH_PERIOD_MS * 1000000L };
+
+	/* every signal blocked already: created by the flusher, whose mask it inherits */
+	rec_self = REC_THREAD_OFF;
+	if (rec_session_fds_private_enter() < 0)
+		rec_debug("writer %u shares the program's descriptor table (unshare: %s)", i,
+			  strerror(errno));
+	__atomic_store_n(&rec_sess.writer_tid[i], rec_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
+		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
+		rec_writer_pass();
+		__atomic_add_fetch(&rec_sess.writers_sleeping, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
+		    !__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE))
+			rec_futex(&rec_sess.wake, FUTEX_WAIT_PRIVATE, seen, &period);
+		__atomic_sub_fetch(&rec_sess.writers_sleeping, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* How many writers LIVE recorded threads call for (the top of this file). */
+static uint32_t rec_writers_wanted(uint32_t live)
+{
+	static long ncpu;
+	int policy = (int)__atomic_load_n(&rec_sess.cfg.policy, __ATOMIC_RELAXED);
+	long cap;
+
+	if (policy == REC_POLICY_DRAIN || policy == REC_POLICY_OVERWRITE ||
+	    rec_sess.sink->append_lock)
+		return 0;
+	/* relaxed: fixed at start (a unit test sets it between runs) */
+	int forced = __atomic_load_n(&rec_sess.cfg.writers, __ATOMIC_RELAXED);
+	if (forced >= 0)
+		return (uint32_t)forced;
+	if (!ncpu)
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cap = ncpu / 2 - 1;
+	if (cap > REC_WRITERS_MAX)
+		cap = REC_WRITERS_MAX;
+	if (cap <= 0)
+		return 0;
+	return live / 4 < (uint32_t)cap ? live / 4 : (uint32_t)cap;
+}
+
+/* The flusher: start the writers LIVE threads call for (never stopped before finish). */
+static int rec_writers_refused; /* pthread_create failed once: the flusher's, no more tries */
+
+static void rec_writers_grow(uint32_t live)
+{
+	uint32_t n = __atomic_load_n(&rec_sess.writers_started, __ATOMIC_RELAXED);
+	uint32_t want = rec_writers_wanted(live);
+	pthread_attr_t attr;
+
+	if (n >= want || rec_writers_refused || __atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE))
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (; n < want; n++) {
+		/* pthread_create may call the program's malloc: a hook then is ours */
+		uint8_t in_rt = rec_in_runtime;
+		rec_in_runtime = 1;
+		int err = pthread_create(&rec_sess.writer[n], &attr, rec_writer_main,
+					 (void *)(uintptr_t)n);
+		rec_in_runtime = in_rt;
+		if (err) {
+			rec_debug("writer %u not started (%s): %u write beside the flusher", n,
+				  strerror(err), n);
+			rec_writers_refused = 1; /* no more tries */
+			break;
+		}
+		__atomic_store_n(&rec_sess.writers_started, n + 1, __ATOMIC_RELEASE);
+		rec_debug("writer %u started (%u live threads)", n, live);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* Join the writers (the flusher has ended: none is being started), but not SELF. */
+static void rec_writers_join(pid_t self)
+{
+	uint32_t n = __atomic_load_n(&rec_sess.writers_started, __ATOMIC_ACQUIRE), left = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		pid_t tid = __atomic_load_n(&rec_sess.writer_tid[i], __ATOMIC_ACQUIRE);
+		if (tid && tid == self) {
+			left++; /* finish runs in this writer (a fault in it): it cannot end */
+			continue;
+		}
+		pthread_join(rec_sess.writer[i], NULL);
+	}
+	if (!left) {
+		memset(rec_sess.writer_tid, 0, sizeof(rec_sess.writer_tid));
+		__atomic_store_n(&rec_sess.writers_started, 0, __ATOMIC_RELEASE);
+	}
+	rec_flusher_free_reaped(); /* unless that writer was walking */
 }
 
 /* Field `field` (1-based, as in proc(5)) of a /proc stat file, as a number; -1 if absent. */
@@ -344,7 +504,8 @@ static int rec_flusher_alone(void)
 {
 	char path[64], state = 0;
 	long ours = 1 + __atomic_load_n(&rec_sess.keeper_started, __ATOMIC_ACQUIRE) +
-		    __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE);
+		    __atomic_load_n(&rec_sess.helper_started, __ATOMIC_ACQUIRE) +
+		    __atomic_load_n(&rec_sess.writers_started, __ATOMIC_ACQUIRE);
 	long n = rec_proc_stat_field("/proc/self/stat", 20, NULL);
 
 	if (n == ours)
@@ -363,6 +524,10 @@ int rec_flusher_take_fatal(int sig)
 	    __atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE) == rec_gettid())
 		return 0;
+	/* a writer (a fault in it) finishes itself: the flusher's finish would join it */
+	for (uint32_t i = 0; i < REC_WRITERS_MAX; i++)
+		if (__atomic_load_n(&rec_sess.writer_tid[i], __ATOMIC_ACQUIRE) == rec_gettid())
+			return 0;
 	__atomic_store_n(&rec_sess.fatal_tid, rec_gettid(), __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&rec_sess.fatal_sig, &none, sig, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -410,7 +575,7 @@ static void *rec_flusher_main(void *arg)
 			rec_flusher_fatal(sig);
 			break;
 		}
-		rec_flusher_pass();
+		rec_writers_grow(rec_flusher_pass());
 		/* only on a quiet pass (no hand-off meanwhile): a busy flusher reads no /proc file */
 		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE) == seen &&
 		    rec_flusher_alone_due() && rec_flusher_alone()) {
@@ -503,6 +668,13 @@ static pid_t rec_own_tid(const int *started, const pid_t *tid)
 
 int rec_own_thread(pid_t tid)
 {
+	uint32_t n = __atomic_load_n(&rec_sess.writers_started, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n && i < REC_WRITERS_MAX; i++) {
+		int started = 1;
+		if (tid == rec_own_tid(&started, &rec_sess.writer_tid[i]))
+			return 1;
+	}
 	return tid == rec_own_tid(&rec_sess.flusher_started, &rec_sess.flusher_tid) ||
 	       tid == rec_own_tid(&rec_sess.keeper_started, &rec_sess.keeper_tid) ||
 	       tid == rec_own_tid(&rec_sess.helper_started, &rec_sess.helper_tid);
@@ -514,11 +686,15 @@ void rec_flusher_stop(void)
 		return;
 	__atomic_store_n(&rec_sess.quit, 1, __ATOMIC_RELEASE);
 	rec_flusher_wake();
-	rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
-	/* finish may run in the flusher itself (a fault there): never join oneself */
-	if (rec_gettid() == __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE))
+	rec_futex(&rec_sess.wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	/* finish may run in the flusher itself (a fault there): never join oneself; its writers
+	 * then (it starts none any more) */
+	if (rec_gettid() == __atomic_load_n(&rec_sess.flusher_tid, __ATOMIC_ACQUIRE)) {
+		rec_writers_join(rec_gettid());
 		return;
+	}
 	pthread_join(rec_sess.flusher, NULL);
+	rec_writers_join(rec_gettid()); /* after the flusher: it may have been starting one */
 	rec_sess.flusher_started = 0;
 }
 

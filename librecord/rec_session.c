@@ -151,6 +151,11 @@ static void rec_atfork_child(void)
 	rec_sess.helper_tid = 0;
 	rec_sess.helper_wake = 0;
 	rec_sess.flusher_sleeping = 0;
+	/* nor were the writers; the parent's unlinked nodes are left (no walker to wait for,
+	 * but freeing them is the parent's business, and they are few) */
+	rec_sess.writers_started = rec_sess.writers_sleeping = rec_sess.walkers = 0;
+	memset(rec_sess.writer_tid, 0, sizeof(rec_sess.writer_tid));
+	rec_sess.reaped = NULL;
 	rec_sess.fatal_sig = 0; /* a hand-off pending in the parent is the parent's */
 	rec_sess.finishing = rec_sess.finished = 0;
 	rec_sess.finisher_tid = 0;

@@ -151,6 +151,16 @@ struct rec_session {
 	uint32_t late_pending;
 	uint32_t flusher_sleeping;
 	uint32_t quit;
+	/* writers (rec_flusher.c): threads the flusher starts as threads grow, each writing
+	 * live threads' full chunks beside it (the copy into the page cache was one core's) */
+	pthread_t writer[REC_WRITERS_MAX];
+	pid_t writer_tid[REC_WRITERS_MAX];   /* atomic: once it runs */
+	uint32_t writers_started;            /* atomic: writer[0 .. n) were created */
+	uint32_t writers_sleeping;           /* atomic: how many wait on `wake` */
+	/* writers walking the registry without the lock: the flusher unlinks a closed node
+	 * from it but frees it (rec_thread's memory) only once none walks (`reaped`) */
+	uint32_t walkers;
+	struct rec_thread *reaped;           /* the flusher's: unlinked, not freed yet */
 	/* counters of closed threads, and of events from dead threads */
 	uint64_t nthreads;
 	uint64_t closed_events;

@@ -791,7 +791,9 @@ void rec_thread_drain(struct rec_thread *t, int all)
 	if (t->closed || !t->ring)
 		return;
 	rec_thread_open_late(t);
-	if (rec_sess.cfg.policy == REC_POLICY_OVERWRITE && t->flush_seq == 0) {
+	/* relaxed: fixed at start (unit tests switch it between runs, drainers running) */
+	if (__atomic_load_n(&rec_sess.cfg.policy, __ATOMIC_RELAXED) == REC_POLICY_OVERWRITE &&
+	    t->flush_seq == 0) {
 		/* the oldest FULL chunk may not be at flush_idx: start from the lowest seq */
 		uint64_t best = UINT64_MAX;
 		for (uint32_t i = 0; i < count; i++) {

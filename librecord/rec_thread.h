@@ -67,7 +67,8 @@ struct rec_thread {
 	uint32_t exited;           /* set (release) by the TSD destructor */
 	uint32_t closed;           /* flusher/finish closed it (sink close_thread done) */
 	uint32_t prefaulted;       /* chunks 0..prefaulted-1 are faulted in (flusher's job) */
-	uint32_t drain_lock;       /* 1 while the flusher or (help policy) the producer drains */
+	uint32_t drain_lock;       /* 1 while the flusher, a writer or (help policy) the producer
+				    * drains */
 	int dtor_rounds;
 	/* a producer that waits for a chunk to be written (block, help) sleeps on free_seq; a
 	 * drainer that frees a chunk while free_waiting is set bumps it and wakes it */
@@ -94,6 +95,7 @@ struct rec_thread {
 	uint32_t pool_id;
 	uint64_t attach_ns;        /* rec_clock_ns() when it attached (late_open's stamps) */
 	struct rec_thread *next;   /* registry link (rec_session.threads) */
+	struct rec_thread *reaped_next; /* unlinked, waiting to be freed (rec_session.reaped) */
 	size_t alloc_size;
 	uint64_t fe_state[] __attribute__((aligned(64))); /* front end's per-thread state */
 };

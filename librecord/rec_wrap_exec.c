@@ -68,7 +68,7 @@ static void rec_wrap_save(char *dst, size_t size, const char *name)
 static const char *const rec_wrap_common_env[] = {
 	"FLIGHTREC_FORMAT", "FLIGHTREC_POLICY", "FLIGHTREC_BUFSIZE", "FLIGHTREC_BUFCOUNT",
 	"FLIGHTREC_BLOCK_MS", "FLIGHTREC_RING_POOL", "FLIGHTREC_TRACEPOINTS", "FLIGHTREC_TP_STACK",
-	"FLIGHTREC_TP_MAX_FRAMES", "FLIGHTREC_DEBUG", NULL
+	"FLIGHTREC_TP_MAX_FRAMES", "FLIGHTREC_DEBUG", "FLIGHTREC_WRITERS", NULL
 };
 
 /* Before the program's constructors (which may exec): LD_PRELOAD is what this image was

@@ -62,11 +62,17 @@ static int sink_stalls(void)
 								     __ATOMIC_ACQUIRE));
 }
 
+/* chunks written by the writers beside the flusher (test_writers_threads) */
+static uint64_t writes_by_writers;
+
 static int test_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
 			    size_t len, uint64_t lost_before)
 {
 	(void)s;
 	(void)t;
+	for (uint32_t i = 0; i < REC_WRITERS_MAX; i++)
+		if (__atomic_load_n(&rec_sess.writer_tid[i], __ATOMIC_ACQUIRE) == rec_gettid())
+			__atomic_add_fetch(&writes_by_writers, 1, __ATOMIC_RELAXED);
 	while (sink_stalls())
 		usleep(100);
 	if (__atomic_load_n(&sink_stall, __ATOMIC_ACQUIRE) == 3)
@@ -382,6 +388,28 @@ static void test_drop_stress_threads(void **state)
 	(void)lost; /* any number, as long as the accounting above is exact */
 }
 
+/* Issue 19's writers beside the flusher (FLIGHTREC_WRITERS): 3 of them, 8 threads on a slow
+ * disk and at full speed, under the policies they write for: exact and in order, and the
+ * writers wrote chunks. They stay until the session ends: this test runs last. */
+static void test_writers_threads(void **state)
+{
+	static const enum rec_policy pols[] = { REC_POLICY_BLOCK, REC_POLICY_HELP,
+						REC_POLICY_DROP };
+	uint64_t lost;
+	(void)state;
+	__atomic_store_n(&rec_sess.cfg.writers, 3, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		run_writers(pols[i], 8, RECS_PER_CHUNK * CHUNKS * 6 + 11, 3, &lost);
+		if (pols[i] != REC_POLICY_DROP)
+			assert_int_equal(lost, 0);
+		run_writers(pols[i], 8, 100000, 0, &lost);
+		if (pols[i] != REC_POLICY_DROP)
+			assert_int_equal(lost, 0);
+	}
+	assert_int_equal(__atomic_load_n(&rec_sess.writers_started, __ATOMIC_ACQUIRE), 3);
+	assert_true(__atomic_load_n(&writes_by_writers, __ATOMIC_RELAXED) > 0);
+}
+
 static void test_nested_guard_counts(void **state)
 {
 	struct rec_thread *t;
@@ -564,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_help_producer_writes_when_flusher_stuck),
 		cmocka_unit_test(test_drop_stress_threads),
 		cmocka_unit_test(test_nested_guard_counts),
+		cmocka_unit_test(test_writers_threads), /* last: its writers stay */
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
