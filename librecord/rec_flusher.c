@@ -315,6 +315,20 @@ static uint32_t rec_flusher_pass(void)
 	return live;
 }
 
+/* Sleep on `wake` until a hand-off, quit or the period, unless a hand-off came since SEEN (the
+ * word changed: no sleep). SLEEPING (the flusher's 0/1, the writers' count) tells
+ * rec_flusher_wake first that a FUTEX_WAKE is needed. */
+static void rec_wake_wait(uint32_t *sleeping, uint32_t seen)
+{
+	static const struct timespec period = { 0, REC_FLUSH_PERIOD_MS * 1000000L };
+
+	__atomic_add_fetch(sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
+	    !__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE))
+		rec_futex(&rec_sess.wake, FUTEX_WAIT_PRIVATE, seen, &period);
+	__atomic_sub_fetch(sleeping, 1, __ATOMIC_RELEASE);
+}
+
 /* A writer's pass: every live thread's full chunks, of those whose drain_lock it gets. */
 static void rec_writer_pass(void)
 {
@@ -338,7 +352,6 @@ static void rec_writer_pass(void)
 static void *rec_writer_main(void *arg)
 {
 	uint32_t i = (uint32_t)(uintptr_t)arg;
-	struct timespec period = { 0, REC_FLUSH_PERIOD_MS * 1000000L };
 
 	/* every signal blocked already: created by the flusher, whose mask it inherits */
 	rec_self = REC_THREAD_OFF;
@@ -349,11 +362,7 @@ static void *rec_writer_main(void *arg)
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
 		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
 		rec_writer_pass();
-		__atomic_add_fetch(&rec_sess.writers_sleeping, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
-		    !__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE))
-			rec_futex(&rec_sess.wake, FUTEX_WAIT_PRIVATE, seen, &period);
-		__atomic_sub_fetch(&rec_sess.writers_sleeping, 1, __ATOMIC_RELEASE);
+		rec_wake_wait(&rec_sess.writers_sleeping, seen);
 	}
 	return NULL;
 }
@@ -554,7 +563,6 @@ static void rec_flusher_fatal(int sig)
 static void *rec_flusher_main(void *arg)
 {
 	sigset_t all;
-	struct timespec period = { 0, REC_FLUSH_PERIOD_MS * 1000000L };
 
 	(void)arg;
 	sigfillset(&all);
@@ -585,12 +593,7 @@ static void *rec_flusher_main(void *arg)
 			__atomic_store_n(&rec_sess.keeper_go, 1, __ATOMIC_RELEASE);
 			rec_futex(&rec_sess.keeper_go, FUTEX_WAKE_PRIVATE, 1, NULL);
 		}
-		__atomic_store_n(&rec_sess.flusher_sleeping, 1, __ATOMIC_SEQ_CST);
-		/* a wake between the load of `seen` and here changed the word: no sleep */
-		if (__atomic_load_n(&rec_sess.wake, __ATOMIC_SEQ_CST) == seen &&
-		    !__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE))
-			rec_futex(&rec_sess.wake, FUTEX_WAIT_PRIVATE, seen, &period);
-		__atomic_store_n(&rec_sess.flusher_sleeping, 0, __ATOMIC_RELEASE);
+		rec_wake_wait(&rec_sess.flusher_sleeping, seen);
 	}
 	return NULL;
 }
