@@ -52,6 +52,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,8 +406,13 @@ static uint32_t rec_writers_wanted(uint32_t live)
 	int forced = __atomic_load_n(&rec_sess.cfg.writers, __ATOMIC_RELAXED);
 	if (forced >= 0)
 		return (uint32_t)forced;
-	if (!ncpu)
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!ncpu) {
+		/* the CPUs this process may run on (taskset, a container's cpuset), which its
+		 * writers share with its threads: not the machine's */
+		cpu_set_t set;
+		ncpu = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+								    : sysconf(_SC_NPROCESSORS_ONLN);
+	}
 	cap = ncpu / 2 - 1;
 	if (cap > REC_WRITERS_MAX)
 		cap = REC_WRITERS_MAX;
