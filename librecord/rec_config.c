@@ -141,8 +141,16 @@ void rec_config_parse(struct rec_config *cfg, const struct rec_config_defaults *
 	cfg->ring_pool = (uint32_t)rec_env_number("FLIGHTREC_RING_POOL", REC_DEFAULT_RING_POOL, 0,
 						  REC_MAX_RING_POOL);
 	cfg->writers = -1; /* unset: as threads grow (rec_flusher.c) */
-	if (rec_env("FLIGHTREC_WRITERS"))
-		cfg->writers = (int)rec_env_number("FLIGHTREC_WRITERS", 0, 0, REC_WRITERS_MAX);
+	v = rec_env("FLIGHTREC_WRITERS");
+	if (v) {
+		uint64_t n;
+		/* a bad value gets the unset behaviour, as every variable its default (not none) */
+		if (rec_config_parse_size(v, &n) == 0 && n <= REC_WRITERS_MAX)
+			cfg->writers = (int)n;
+		else
+			rec_warn("FLIGHTREC_WRITERS=%s is not a number in [0, %d], using the default "
+				 "(writers as threads grow)", v, REC_WRITERS_MAX);
+	}
 
 	cfg->policy = def->policy;
 	v = rec_env("FLIGHTREC_POLICY");

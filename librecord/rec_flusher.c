@@ -23,8 +23,9 @@
  * Registry walking: nodes are pushed at the head under the lock and published with a
  * release store; the flusher is the only one that unlinks and frees nodes (under the lock),
  * so the node it is working on cannot vanish while it writes without the lock. The writers
- * walk it without the lock too: a node the flusher unlinks while one walks is freed only once
- * no writer walks (`walkers`, `reaped`), so a writer standing on it still finds its next.
+ * walk it without the lock too: a node the flusher unlinks is freed only once each writer
+ * that was walking then has ended that walk (`writer_walk`, `reaped`), so a writer standing
+ * on it still finds its next.
  *
  * Writers (issue 19): one flusher copies every thread's chunks into the page cache, and one
  * core's copy is the limit as threads grow (16 cores, -pg, block: 1.15x the per-thread cost of
@@ -51,6 +52,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,19 +235,47 @@ static void rec_flusher_reap(struct rec_thread *t, struct rec_thread **link)
 	rec_sess.reaped = t;
 }
 
-/* Free the unlinked nodes, unless a writer walks the registry: one that started before the
- * unlink may stand on one (pairs with rec_writer_pass: its count taken, then a full fence,
- * then the list read; here the unlink, a full fence, then the count read). */
-static void rec_flusher_free_reaped(void)
+/* Have the walks that were on at SNAP all ended? (an even count: writer i was not walking) */
+static int rec_flusher_walks_ended(const uint32_t *snap)
 {
-	struct rec_thread *t, *next;
+	for (uint32_t i = 0; i < REC_WRITERS_MAX; i++)
+		if ((snap[i] & 1) &&
+		    __atomic_load_n(&rec_sess.writer_walk[i], __ATOMIC_SEQ_CST) == snap[i])
+			return 0;
+	return 1;
+}
 
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!rec_sess.reaped || __atomic_load_n(&rec_sess.walkers, __ATOMIC_SEQ_CST))
-		return;
-	for (t = rec_sess.reaped, rec_sess.reaped = NULL; t; t = next) {
+static void rec_flusher_free_list(struct rec_thread *t)
+{
+	for (struct rec_thread *next; t; t = next) {
 		next = t->reaped_next;
 		munmap(t, t->alloc_size);
+	}
+}
+
+/* Free the unlinked nodes no writer can stand on any more: those unlinked before a look at
+ * the writers' walk counts (reaped_snap) once every walk on at that look has ended. Pairs
+ * with rec_writer_pass: its count made odd, then a full fence, then the list read; here the
+ * unlink, a full fence, then the counts read. A writer that was not walking at the look (or
+ * starts a walk after it) finds the list without those nodes; one that was ends its walk
+ * (the release of its count: done with them) in one pass's time. */
+static void rec_flusher_free_reaped(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rec_sess.reaped_old && rec_flusher_walks_ended(rec_sess.reaped_snap)) {
+		rec_flusher_free_list(rec_sess.reaped_old);
+		rec_sess.reaped_old = NULL;
+	}
+	if (rec_sess.reaped_old || !rec_sess.reaped)
+		return;
+	rec_sess.reaped_old = rec_sess.reaped;
+	rec_sess.reaped = NULL;
+	for (uint32_t i = 0; i < REC_WRITERS_MAX; i++)
+		rec_sess.reaped_snap[i] =
+			__atomic_load_n(&rec_sess.writer_walk[i], __ATOMIC_SEQ_CST);
+	if (rec_flusher_walks_ended(rec_sess.reaped_snap)) {
+		rec_flusher_free_list(rec_sess.reaped_old);
+		rec_sess.reaped_old = NULL;
 	}
 }
 
@@ -329,10 +359,13 @@ static void rec_wake_wait(uint32_t *sleeping, uint32_t seen)
 	__atomic_sub_fetch(sleeping, 1, __ATOMIC_RELEASE);
 }
 
-/* A writer's pass: every live thread's full chunks, of those whose drain_lock it gets. */
-static void rec_writer_pass(void)
+/* Writer I's pass: every live thread's full chunks, of those whose drain_lock it gets. */
+static void rec_writer_pass(uint32_t i)
 {
-	__atomic_add_fetch(&rec_sess.walkers, 1, __ATOMIC_SEQ_CST);
+	uint32_t *walk = &rec_sess.writer_walk[i];
+
+	/* odd while it walks (only this writer changes it: no read-modify-write needed) */
+	__atomic_store_n(walk, __atomic_load_n(walk, __ATOMIC_RELAXED) + 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct rec_thread *t = __atomic_load_n(&rec_sess.threads, __ATOMIC_ACQUIRE); t;
 	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
@@ -346,7 +379,8 @@ static void rec_writer_pass(void)
 			rec_thread_drain(t, 0);
 		__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);
 	}
-	__atomic_sub_fetch(&rec_sess.walkers, 1, __ATOMIC_RELEASE);
+	/* release: done with every node it stood on (rec_flusher_free_reaped) */
+	__atomic_store_n(walk, __atomic_load_n(walk, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 static void *rec_writer_main(void *arg)
@@ -361,7 +395,7 @@ static void *rec_writer_main(void *arg)
 	__atomic_store_n(&rec_sess.writer_tid[i], rec_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&rec_sess.quit, __ATOMIC_ACQUIRE)) {
 		uint32_t seen = __atomic_load_n(&rec_sess.wake, __ATOMIC_ACQUIRE);
-		rec_writer_pass();
+		rec_writer_pass(i);
 		rec_wake_wait(&rec_sess.writers_sleeping, seen);
 	}
 	return NULL;
@@ -381,8 +415,13 @@ static uint32_t rec_writers_wanted(uint32_t live)
 	int forced = __atomic_load_n(&rec_sess.cfg.writers, __ATOMIC_RELAXED);
 	if (forced >= 0)
 		return (uint32_t)forced;
-	if (!ncpu)
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!ncpu) {
+		/* the CPUs this process may run on (taskset, a container's cpuset), which its
+		 * writers share with its threads: not the machine's */
+		cpu_set_t set;
+		ncpu = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+								    : sysconf(_SC_NPROCESSORS_ONLN);
+	}
 	cap = ncpu / 2 - 1;
 	if (cap > REC_WRITERS_MAX)
 		cap = REC_WRITERS_MAX;

@@ -153,9 +153,10 @@ static void rec_atfork_child(void)
 	rec_sess.flusher_sleeping = 0;
 	/* nor were the writers; the parent's unlinked nodes are left (no walker to wait for,
 	 * but freeing them is the parent's business, and they are few) */
-	rec_sess.writers_started = rec_sess.writers_sleeping = rec_sess.walkers = 0;
+	rec_sess.writers_started = rec_sess.writers_sleeping = 0;
 	memset(rec_sess.writer_tid, 0, sizeof(rec_sess.writer_tid));
-	rec_sess.reaped = NULL;
+	memset(rec_sess.writer_walk, 0, sizeof(rec_sess.writer_walk));
+	rec_sess.reaped = rec_sess.reaped_old = NULL;
 	rec_sess.fatal_sig = 0; /* a hand-off pending in the parent is the parent's */
 	rec_sess.finishing = rec_sess.finished = 0;
 	rec_sess.finisher_tid = 0;

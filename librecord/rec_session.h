@@ -157,10 +157,16 @@ struct rec_session {
 	pid_t writer_tid[REC_WRITERS_MAX];   /* atomic: once it runs */
 	uint32_t writers_started;            /* atomic: writer[0 .. n) were created */
 	uint32_t writers_sleeping;           /* atomic: how many wait on `wake` */
-	/* writers walking the registry without the lock: the flusher unlinks a closed node
-	 * from it but frees it (rec_thread's memory) only once none walks (`reaped`) */
-	uint32_t walkers;
-	struct rec_thread *reaped;           /* the flusher's: unlinked, not freed yet */
+	/* writers walk the registry without the lock: the flusher unlinks a closed node from
+	 * it but frees it (rec_thread's memory) only once each writer that may stand on it has
+	 * ended that walk. writer_walk[i] is odd while writer i walks (its passes, counted
+	 * twice); reaped_old is freed once every writer_walk that was odd at reaped_snap has
+	 * moved on (a count of walkers reached 0 only when they all rested at once, which
+	 * busy writers never did: ended threads' nodes piled up) */
+	uint32_t writer_walk[REC_WRITERS_MAX];
+	struct rec_thread *reaped;           /* the flusher's: unlinked since reaped_snap */
+	struct rec_thread *reaped_old;       /* the flusher's: unlinked before reaped_snap */
+	uint32_t reaped_snap[REC_WRITERS_MAX];
 	/* counters of closed threads, and of events from dead threads */
 	uint64_t nthreads;
 	uint64_t closed_events;

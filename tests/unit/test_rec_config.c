@@ -3,7 +3,8 @@
  * value gets exactly one warning naming the variable and the value, and the documented
  * fallback (the default); good values are taken without a word. Covered: a size whose K/M/G
  * suffix would overflow 64 bits, FLIGHTREC_MAX_STACK above the front end's ceiling (libmcount:
- * 1024) or within it (xray-rt: 65536), FLIGHTREC_DEBUG's values ("0" is off).
+ * 1024) or within it (xray-rt: 65536), FLIGHTREC_DEBUG's values ("0" is off), a bad
+ * FLIGHTREC_WRITERS (the fallback is the unset value: writers as threads grow, not none).
  * Every test sets the variables it uses and clears them again (setenv/unsetenv).
  */
 #include <setjmp.h>
@@ -20,7 +21,8 @@
 #include "unit_util.h"
 
 static const char *const vars[] = { "FLIGHTREC_BUFSIZE", "FLIGHTREC_BUFCOUNT",
-				     "FLIGHTREC_MAX_STACK", "FLIGHTREC_DEBUG" };
+				     "FLIGHTREC_MAX_STACK", "FLIGHTREC_DEBUG",
+				     "FLIGHTREC_WRITERS" };
 
 struct parse_call {
 	struct rec_config cfg;
@@ -135,6 +137,36 @@ static void test_max_stack(void **state)
 	free(out);
 }
 
+/* FLIGHTREC_WRITERS: a bad value falls back to the unset behaviour (-1: as threads grow),
+ * as every variable falls back to its default; it used to force none */
+static void test_writers_env(void **state)
+{
+	struct parse_call c = { .def = { .dir = "." } };
+	char *out;
+
+	(void)state;
+	out = parse_with(&c, "FLIGHTREC_WRITERS", NULL);
+	assert_string_equal(out, "");
+	assert_int_equal(c.cfg.writers, -1);
+	free(out);
+	out = parse_with(&c, "FLIGHTREC_WRITERS", "16");
+	assert_one_warning(out, "FLIGHTREC_WRITERS", "16");
+	assert_int_equal(c.cfg.writers, -1);
+	free(out);
+	out = parse_with(&c, "FLIGHTREC_WRITERS", "auto");
+	assert_one_warning(out, "FLIGHTREC_WRITERS", "auto");
+	assert_int_equal(c.cfg.writers, -1);
+	free(out);
+	out = parse_with(&c, "FLIGHTREC_WRITERS", "0");
+	assert_string_equal(out, "");
+	assert_int_equal(c.cfg.writers, 0);
+	free(out);
+	out = parse_with(&c, "FLIGHTREC_WRITERS", "15");
+	assert_string_equal(out, "");
+	assert_int_equal(c.cfg.writers, 15);
+	free(out);
+}
+
 static void test_debug(void **state)
 {
 	static const struct {
@@ -170,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_bufsize_env),
 		cmocka_unit_test(test_max_stack),
 		cmocka_unit_test(test_debug),
+		cmocka_unit_test(test_writers_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
