@@ -125,8 +125,11 @@ static uint32_t rec_ringpool_returning(void)
 	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE ||
 	    !__atomic_load_n(&rec_sess.flusher_started, __ATOMIC_ACQUIRE))
 		return 0;
+	/* closed and ring are the flusher's to change, without the lock: atomic (a count) */
 	for (struct rec_thread *t = rec_sess.threads; t; t = t->next)
-		if (!t->closed && t->ring && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&t->ring, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 			n++;
 	return n;
 }
@@ -303,10 +306,10 @@ int rec_ringpool_put(struct rec_thread *t)
 	pthread_mutex_unlock(&rec_sess.lock);
 	if (full) { /* filled (or finished) meanwhile */
 		rec_ringpool_drop(&e);
-		t->ring = NULL;
+		__atomic_store_n(&t->ring, NULL, __ATOMIC_RELAXED); /* rec_ringpool_returning */
 		return 0;
 	}
-	t->ring = NULL;
+	__atomic_store_n(&t->ring, NULL, __ATOMIC_RELAXED);
 	return 0;
 }
 

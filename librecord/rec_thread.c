@@ -202,7 +202,7 @@ static void rec_ring_destroy(struct rec_thread *t, int unlink_file)
 
 	if (t->ring) {
 		munmap(t->ring, t->ring_size);
-		t->ring = NULL;
+		__atomic_store_n(&t->ring, NULL, __ATOMIC_RELAXED); /* rec_ringpool_returning */
 	}
 	if (t->ring_fd >= 0) {
 		close(t->ring_fd);
@@ -843,7 +843,8 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending + t->unwritten -
 							  t->unwritten_told);
 	t->unwritten_told = t->unwritten;
-	t->closed = 1;
+	/* atomic: rec_ringpool_returning counts unclosed rings under the lock, this without */
+	__atomic_store_n(&t->closed, 1, __ATOMIC_RELEASE);
 	if (unmap) {
 		/* its chunks are written and the sink closed it: the next thread may take it */
 		if (rec_ringpool_put(t) < 0)
