@@ -141,30 +141,23 @@ static void test_max_stack(void **state)
  * as every variable falls back to its default; it used to force none */
 static void test_writers_env(void **state)
 {
+	static const struct {
+		const char *value; /* NULL: unset */
+		int warns, want;
+	} cases[] = { { NULL, 0, -1 }, { "16", 1, -1 }, { "auto", 1, -1 }, { "0", 0, 0 },
+		      { "15", 0, 15 } };
 	struct parse_call c = { .def = { .dir = "." } };
-	char *out;
 
 	(void)state;
-	out = parse_with(&c, "FLIGHTREC_WRITERS", NULL);
-	assert_string_equal(out, "");
-	assert_int_equal(c.cfg.writers, -1);
-	free(out);
-	out = parse_with(&c, "FLIGHTREC_WRITERS", "16");
-	assert_one_warning(out, "FLIGHTREC_WRITERS", "16");
-	assert_int_equal(c.cfg.writers, -1);
-	free(out);
-	out = parse_with(&c, "FLIGHTREC_WRITERS", "auto");
-	assert_one_warning(out, "FLIGHTREC_WRITERS", "auto");
-	assert_int_equal(c.cfg.writers, -1);
-	free(out);
-	out = parse_with(&c, "FLIGHTREC_WRITERS", "0");
-	assert_string_equal(out, "");
-	assert_int_equal(c.cfg.writers, 0);
-	free(out);
-	out = parse_with(&c, "FLIGHTREC_WRITERS", "15");
-	assert_string_equal(out, "");
-	assert_int_equal(c.cfg.writers, 15);
-	free(out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = parse_with(&c, "FLIGHTREC_WRITERS", cases[i].value);
+		if (cases[i].warns)
+			assert_one_warning(out, "FLIGHTREC_WRITERS", cases[i].value);
+		else
+			assert_string_equal(out, "");
+		assert_int_equal(c.cfg.writers, cases[i].want);
+		free(out);
+	}
 }
 
 static void test_debug(void **state)

@@ -300,11 +300,11 @@ static void test_help_producer_writes_when_flusher_stuck(void **state)
 	assert_true(finished_during_stall);
 }
 
-/* voluntary context switches of the calling thread so far (each sleep or wait is one) */
-static long my_voluntary_switches(void)
+/* the number on the line "\nKEY" (KEY ends with its colon) of a /proc status file */
+static long proc_status_field(const char *path, const char *key)
 {
 	char buf[4096], *p;
-	int fd = open("/proc/thread-self/status", O_RDONLY);
+	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	assert_true(fd >= 0);
@@ -312,9 +312,15 @@ static long my_voluntary_switches(void)
 	close(fd);
 	assert_true(n > 0);
 	buf[n] = '\0';
-	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	p = strstr(buf, key);
 	assert_non_null(p);
-	return strtol(p + 26, NULL, 10);
+	return strtol(p + strlen(key), NULL, 10);
+}
+
+/* voluntary context switches of the calling thread so far (each sleep or wait is one) */
+static long my_voluntary_switches(void)
+{
+	return proc_status_field("/proc/thread-self/status", "\nvoluntary_ctxt_switches:");
 }
 
 struct wait_job {
@@ -416,18 +422,7 @@ static void test_writers_threads(void **state)
 /* the process's virtual size in KiB */
 static long vm_size_kb(void)
 {
-	char buf[4096], *p;
-	int fd = open("/proc/self/status", O_RDONLY);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	assert_true(n > 0);
-	buf[n] = '\0';
-	p = strstr(buf, "\nVmSize:");
-	assert_non_null(p);
-	return strtol(p + 8, NULL, 10);
+	return proc_status_field("/proc/self/status", "\nVmSize:");
 }
 
 static int busy_stop;
