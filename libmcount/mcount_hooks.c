@@ -646,7 +646,12 @@ __cyg_profile_func_enter(void *fn, void *call_site)
 	struct rec_thread *t = rec_self;
 
 	(void)call_site;
-	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX && !t->busy && !t->fe_hold)) {
+	/* two byte loads, as the trampolines': gcc merged the two tests into one 16-bit load,
+	 * which cannot be forwarded from the byte store of busy the last hook made (a store
+	 * forwarding stall on each entry) */
+	if (likely((uintptr_t)t > REC_THREAD_SENTINEL_MAX &&
+		   !(__atomic_load_n(&t->busy, __ATOMIC_RELAXED) |
+		     __atomic_load_n(&t->fe_hold, __ATOMIC_RELAXED)))) {
 		struct mc_thread *mt = mc_thread_of(t);
 		struct uftrace_record *r;
 		struct mc_frame *f;
