@@ -304,10 +304,9 @@ static uint32_t rec_flusher_pass(void)
 	 * may be waiting for one (rec_ringpool_claim); the list is newest first */
 	for (struct rec_thread *e = t; e; e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
 		if (e->closed || !__atomic_load_n(&e->exited, __ATOMIC_ACQUIRE) ||
-		    rec_flusher_late_left(e) || rec_thread_drain_try(e, 0) < 0)
+		    rec_flusher_late_left(e))
 			continue;
-		rec_thread_drain(e, 1);
-		rec_thread_close(e, 1);
+		rec_thread_drain_close(e);
 	}
 	for (; t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
 		int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
@@ -323,12 +322,10 @@ static uint32_t rec_flusher_pass(void)
 			continue; /* the owner drains its own, or the ring is kept until the end */
 		/* help policy: the producer may be writing its own chunks right now (it cannot
 		 * once it has exited: the lock is then free) */
-		if (rec_thread_drain_try(t, 0) < 0)
-			continue;
-		if (exited) {
-			rec_thread_drain(t, 1);
-			rec_thread_close(t, 1);
-		}
+		if (exited)
+			rec_thread_drain_close(t);
+		else
+			rec_thread_drain_try(t, 0);
 	}
 	/* reap closed threads that have exited */
 	pthread_mutex_lock(&rec_sess.lock);
@@ -339,6 +336,7 @@ static uint32_t rec_flusher_pass(void)
 		else
 			link = &c->next;
 	}
+	rec_stats_reap_flush();
 	pthread_mutex_unlock(&rec_sess.lock);
 	rec_flusher_free_reaped();
 	rec_ringpool_fill(); /* spare rings, when threads start faster than rings come back */

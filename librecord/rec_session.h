@@ -285,6 +285,12 @@ void rec_thread_drain_settle(struct rec_thread *t);
 /* Close a thread whose last chunk has been written: sink close, remove the ring file, and
  * with `unmap` (the thread is gone) unmap it. */
 void rec_thread_close(struct rec_thread *t, int unmap);
+/* An exited thread, under its drain lock: its chunks written (rec_thread_drain(t, 1)), then
+ * closed and unmapped (rec_thread_close(t, 1)); -1 (nothing done) when another thread holds
+ * the lock. In a drainer's own table the per-write descriptor of a sink
+ * that opens one per write stays open from the first write to the close: one open and one
+ * close per thread ended, not one per chunk and one more for the close. */
+int rec_thread_drain_close(struct rec_thread *t);
 /* Fault in the chunk after the one being filled, if not done yet (flusher). */
 void rec_thread_prefault_ahead(struct rec_thread *t);
 /* Thread exit (TSD destructor): publish the current chunk and hand the thread over. */

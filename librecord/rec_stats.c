@@ -73,10 +73,16 @@ static void rec_stats_append(const char *buf, size_t n)
 	close(fd);
 }
 
+/* the lines of the threads reaped in one pass of the flusher, written together by
+ * rec_stats_reap_flush (under rec_sess.lock, as rec_stats_reap) */
+static char rec_stats_batch[4096];
+static size_t rec_stats_batched;
+
 void rec_stats_reap(struct rec_thread *t)
 {
 	struct rec_stats_snap s;
 	char buf[256];
+	size_t n;
 
 	rec_stats_take(t, &s);
 	rec_sess.closed_events += s.events;
@@ -84,7 +90,18 @@ void rec_stats_reap(struct rec_thread *t)
 	rec_sess.closed_bytes += s.bytes;
 	for (int k = 0; k < REC_LOST_KINDS; k++)
 		rec_sess.closed_lost[k] += s.lost[k];
-	rec_stats_append(buf, rec_stats_line(buf, sizeof(buf), t->tid, &s));
+	n = rec_stats_line(buf, sizeof(buf), t->tid, &s);
+	if (rec_stats_batched + n > sizeof(rec_stats_batch))
+		rec_stats_reap_flush();
+	memcpy(rec_stats_batch + rec_stats_batched, buf, n);
+	rec_stats_batched += n;
+}
+
+void rec_stats_reap_flush(void)
+{
+	if (rec_stats_batched)
+		rec_stats_append(rec_stats_batch, rec_stats_batched);
+	rec_stats_batched = 0;
 }
 
 /* rec_stats_unwritten's counts for threads whose line is written already (rec_stats_fix) */

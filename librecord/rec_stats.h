@@ -23,6 +23,10 @@
 /* The flusher is about to free T (registry lock held): its line, its counts into the
  * session's closed_* totals. */
 void rec_stats_reap(struct rec_thread *t);
+/* The lines rec_stats_reap took since the last call, written in one append to the stats
+ * file (one open, write and close per pass of the flusher, not per thread ended). Registry
+ * lock held, before it is let go: finish reads the file under it. */
+void rec_stats_reap_flush(void);
 /* A sink's finish could not move N events of thread TID (of this image) from where they were
  * written (a spool) into the trace: they are counted lost_full, not events, in the thread's
  * line and the totals (a line already written for a freed thread is corrected by

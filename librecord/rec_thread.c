@@ -676,7 +676,8 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before, unwritten = t->unwritten - t->unwritten_told;
-	int transient = rec_sess.sink->thread_fd && t->sink_fd < 0 && !t->open_failed;
+	int held = t->sink_keep == 2; /* the descriptor of the last write, kept open */
+	int transient = rec_sess.sink->thread_fd && (t->sink_fd < 0 || held) && !t->open_failed;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */
 		lost += t->overwritten - t->overwritten_told;
@@ -691,12 +692,12 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	 * a table of our own (the flusher's, the helper's) nobody else can close or replace it
 	 * before it is closed below: its identity is neither taken nor checked (2 fstat per
 	 * chunk written) */
-	if (transient) {
+	if (transient && !held) {
 		t->sink_fd = rec_sess.sink->thread_fd(&rec_sess, t);
 		t->sink_id_fd = -1;
 		if (!rec_fd_private)
 			rec_thread_sink_fd_ok(t); /* takes its identity */
-	} else
+	} else if (!transient)
 		rec_thread_sink_fd_ok(t);
 	/* for salvage (rec_ring.h): where a write the process dies in must be cut back to */
 	__atomic_store_n(&h->write_pos,
@@ -721,7 +722,9 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	} else {
 		rec_chunk_unwritten(t, c, len);
 	}
-	if (transient && t->sink_fd >= 0) {
+	if (transient && t->sink_fd >= 0 && t->sink_keep && rec_fd_private) {
+		t->sink_keep = 2; /* for the next write and the close: nobody else's table */
+	} else if (transient && t->sink_fd >= 0) {
 		/* never close a number the program took meanwhile */
 		if (!rec_fd_private)
 			rec_thread_sink_fd_ok(t);
@@ -838,10 +841,16 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 		return;
 	rec_thread_open_late(t);
 	rec_session_fds_check();
-	rec_thread_sink_fd_ok(t);
+	if (t->sink_keep != 2) /* a kept one is in the drainer's own table (rec_chunk_write) */
+		rec_thread_sink_fd_ok(t);
 	if (rec_sess.sink->close_thread)
 		rec_sess.sink->close_thread(&rec_sess, t, t->lost_pending + t->unwritten -
 							  t->unwritten_told);
+	if (t->sink_keep == 2 && t->sink_fd >= 0) { /* a sink that did not close it */
+		close(t->sink_fd);
+		t->sink_fd = -1;
+	}
+	t->sink_keep = 0;
 	t->unwritten_told = t->unwritten;
 	/* atomic: rec_ringpool_returning counts unclosed rings under the lock, this without */
 	__atomic_store_n(&t->closed, 1, __ATOMIC_RELEASE);
@@ -855,6 +864,19 @@ void rec_thread_close(struct rec_thread *t, int unmap)
 		unlinkat(rec_sess.ringdirfd, name, 0);
 	}
 	rec_ringpool_closed();
+}
+
+int rec_thread_drain_close(struct rec_thread *t)
+{
+	if (__atomic_exchange_n(&t->drain_lock, 1, __ATOMIC_ACQUIRE))
+		return -1;
+	/* under the lock to the end: a writer that found the thread live a moment ago may try
+	 * it now, and must neither write with nor leave a descriptor of our table (sink_keep) */
+	t->sink_keep = rec_fd_private;
+	rec_thread_drain(t, 1);
+	rec_thread_close(t, 1);
+	__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void rec_thread_retire(struct rec_thread *t)

@@ -91,6 +91,9 @@ struct rec_thread {
 	/* the sink's late open_thread failed (drainers only): its chunks are counted lost, and
 	 * no per-write open may create the file open_thread did not (no TASK line for it) */
 	uint8_t open_failed;
+	/* a drainer closing an exited thread in its own table (rec_thread_drain_close): 1, its
+	 * last writes may keep the per-write descriptor open for the close; 2 while they do */
+	uint8_t sink_keep;
 	uint32_t pool_named;       /* its file is still pool.<pid>.<pool_id> */
 	uint32_t pool_id;
 	uint64_t attach_ns;        /* rec_clock_ns() when it attached (late_open's stamps) */

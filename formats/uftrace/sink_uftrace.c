@@ -515,18 +515,27 @@ static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
 	/* a vfork child's file is its next image's too, and its close gives nothing back
 	 * (uftrace_close_thread): exactly LEN, as before the steps (a child that _exits kept
 	 * 2 MiB for 128 bytes; e2e libcall/vfork-exit) */
-	if (end < 0 || t->vfork_pid)
+	if (end < 0 || t->vfork_pid) {
+		t->sink_room = UINT64_MAX; /* where it ends is not known: the close trims */
 		return rec_room_ahead(t->sink_fd, len);
+	}
 	if ((uint64_t)end + len <= t->sink_room)
 		return 0;
-	step = (uint64_t)end / 2;
-	step = step < (2u << 20) ? (2u << 20) : step > (64u << 20) ? (64u << 20) : step;
-	step = (step + len + 4095) & ~(uint64_t)4095;
+	/* an exited thread's last writes: exactly LEN. A step would be given back at the
+	 * close just after (a thread of one chunk paid a fallocate, a hole punched and a
+	 * truncate for it) */
+	if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+		step = len;
+	else {
+		step = (uint64_t)end / 2;
+		step = step < (2u << 20) ? (2u << 20) : step > (64u << 20) ? (64u << 20) : step;
+		step = (step + len + 4095) & ~(uint64_t)4095;
+	}
 	if (fallocate(t->sink_fd, FALLOC_FL_KEEP_SIZE, end, (off_t)step) == 0) {
 		t->sink_room = (uint64_t)end + step;
 		return 0;
 	}
-	t->sink_room = 0;
+	t->sink_room = UINT64_MAX;
 	return rec_room_ahead(t->sink_fd, len);
 }
 
@@ -585,6 +594,8 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
+	off_t size = -1;
+
 	/* for its LOST record, and to give back the room past its end; never made here for a
 	 * thread open_thread could not open (a file without its TASK line) */
 	if (t->sink_fd < 0 && !t->open_failed)
@@ -609,13 +620,18 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 		}
 		/* a vfork child's file is its next image's too, which may be appending right now:
 		 * a trim (fstat, then truncate to that size) could cut what it wrote between
-		 * them; that image trims it at its own close */
-		if (!t->vfork_pid)
+		 * them; that image trims it at its own close. Room that ends in the file's last
+		 * 4 KiB block (open_thread's, an exited thread's exact room) holds no block past
+		 * it: nothing to give back (the trim is three syscalls) */
+		size = lseek(t->sink_fd, 0, SEEK_END);
+		if (!t->vfork_pid &&
+		    (size < 0 || t->sink_room > (((uint64_t)size + 4095) & ~(uint64_t)4095)))
 			rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;
 	}
-	uftrace_drop_if_empty(s, t);
+	if (size <= 0) /* by name: known not empty otherwise */
+		uftrace_drop_if_empty(s, t);
 }
 
 /* --- info (uftrace_info.c, shared with salvage) ------------------------------------------ */
