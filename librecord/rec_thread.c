@@ -676,7 +676,8 @@ static void rec_chunk_write(struct rec_thread *t, struct rec_chunk *c, uint64_t 
 	struct rec_ring_hdr *h = (struct rec_ring_hdr *)t->ring;
 	int64_t (*append)(struct rec_session *, uint64_t) = rec_sess.sink->append_lock;
 	uint64_t lost = c->lost_before, unwritten = t->unwritten - t->unwritten_told;
-	int held = t->sink_keep == 2; /* the descriptor of the last write, kept open */
+	/* the descriptor of the last write, kept open (rec_thread_drain_close) */
+	int held = t->sink_keep == 2 && t->sink_fd >= 0;
 	int transient = rec_sess.sink->thread_fd && (t->sink_fd < 0 || held) && !t->open_failed;
 
 	if (t->overwritten > t->overwritten_told) { /* overwrite policy: what was reused */

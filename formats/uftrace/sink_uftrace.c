@@ -461,12 +461,15 @@ static int uftrace_thread_fd(struct rec_session *s, struct rec_thread *t)
 
 static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
 {
-	char line[128], ts[32];
+	char line[128], ts[32], name[32];
 	size_t n;
 
-	/* created now (it says the thread exists), written by each chunk's write */
+	/* created now (it says the thread exists), written by each chunk's write. With O_CREAT
+	 * at once: it is not there yet but for an exec'ed image of the same thread, which
+	 * appends (uftrace_thread_fd's open without it first was one failed lookup per thread) */
+	rec_snprintf(name, sizeof(name), "%d.dat", (int)t->tid);
 	t->sink_room = 0;
-	t->sink_fd = uftrace_thread_fd(s, t);
+	t->sink_fd = rec_open_write_kept(s->dirfd, name, O_APPEND);
 	if (t->sink_fd < 0) {
 		rec_warn("cannot open %s/%d.dat:", s->dir, (int)t->tid);
 		return -1;
