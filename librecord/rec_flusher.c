@@ -34,8 +34,8 @@
  * grow (one per 4, at most half the CPUs less one; FLIGHTREC_WRITERS=N: N from the first
  * thread on). A writer walks the registry and writes the full chunks of every live thread
  * whose drain_lock it gets (the help policy's try-lock: one drainer per ring at a time, chunks
- * in seq order); an exited thread is the flusher's alone (it drains and closes it without the
- * lock). Not under the drain and overwrite policies (no live thread is drained by anyone but
+ * in seq order); an exited thread is the flusher's alone (it drains and closes it under the
+ * lock, rec_thread_drain_close: a writer that looked before the exit skips it). Not under the drain and overwrite policies (no live thread is drained by anyone but
  * its owner or finish) nor for a sink that appends every thread to one file under its own
  * lock (Cacheray's: the writes are one at a time whoever makes them). Each writer has a
  * descriptor table of its own, as the flusher; every signal blocked, never traced. Writers
@@ -372,7 +372,7 @@ static void rec_writer_pass(uint32_t i)
 		if (__atomic_exchange_n(&t->drain_lock, 1, __ATOMIC_ACQUIRE))
 			continue;
 		/* read again under the lock: an exited thread is the flusher's, which drains and
-		 * closes it without the lock once it got it after us */
+		 * closes it once it gets the lock after us */
 		if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 			rec_thread_drain(t, 0);
 		__atomic_store_n(&t->drain_lock, 0, __ATOMIC_RELEASE);

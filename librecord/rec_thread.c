@@ -923,8 +923,12 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 			munmap(t->ring, t->ring_size);
 		if (t->ring_fd >= 0)
 			close(t->ring_fd);
-		if (t->sink_fd >= 0 &&
-		    (t->sink_fd != t->sink_id_fd || rec_fd_is(t->sink_fd, &t->sink_id)))
+		/* only a descriptor known to be this table's: one a drainer opened in a table of
+		 * its own (a write's, kept for a close: rec_thread_drain_close) has a number that
+		 * is here the child's own, most likely 0 (a fork during a drain closed the child's
+		 * stdin). One not checked yet stays open in the child, never someone else's closed */
+		if (t->sink_fd >= 0 && t->sink_fd == t->sink_id_fd &&
+		    rec_fd_is(t->sink_fd, &t->sink_id))
 			close(t->sink_fd);
 		if (t != old)
 			munmap(t, t->alloc_size);

@@ -506,10 +506,10 @@ static int uftrace_open_thread(struct rec_session *s, struct rec_thread *t)
  * FALLOC_FL_KEEP_SIZE): one fallocate per step instead of one per chunk. Steps grow with the
  * file (half of what is there, at least 2 MiB, at most 64 MiB, as ovni-rt's); close_thread,
  * and salvage after a kill, give back what is left past the end. t->sink_room is where the
- * room taken ends. Another image appending to the same file (exec, vfork) may use some of it:
- * then a write may find the disk full, and is cut back and counted lost as any. When a step
- * cannot be had (a full disk) only LEN is asked for, exactly as before: a chunk without room
- * is never written, so the LOST record's room stays.
+ * room the writes took ends (0: none). Another image appending to the same file (exec, vfork)
+ * may use some of it: then a write may find the disk full, and is cut back and counted lost
+ * as any. When a step cannot be had (a full disk) only LEN is asked for, exactly as before:
+ * a chunk without room is never written, so the LOST record's room stays.
  */
 static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
 {
@@ -518,10 +518,8 @@ static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
 	/* a vfork child's file is its next image's too, and its close gives nothing back
 	 * (uftrace_close_thread): exactly LEN, as before the steps (a child that _exits kept
 	 * 2 MiB for 128 bytes; e2e libcall/vfork-exit) */
-	if (end < 0 || t->vfork_pid) {
-		t->sink_room = UINT64_MAX; /* where it ends is not known: the close trims */
+	if (end < 0 || t->vfork_pid)
 		return rec_room_ahead(t->sink_fd, len);
-	}
 	if ((uint64_t)end + len <= t->sink_room)
 		return 0;
 	/* an exited thread's last writes: exactly LEN. A step would be given back at the
@@ -538,8 +536,12 @@ static int uftrace_room(struct rec_thread *t, off_t end, size_t len)
 		t->sink_room = (uint64_t)end + step;
 		return 0;
 	}
-	t->sink_room = UINT64_MAX;
-	return rec_room_ahead(t->sink_fd, len);
+	/* exactly LEN, at the size (the end: O_APPEND); the room taken before stays where it
+	 * ends, and the next write asks for a step again */
+	if (rec_room_ahead(t->sink_fd, len) < 0)
+		return -1;
+	t->sink_room = (uint64_t)end + len;
+	return 0;
 }
 
 static int uftrace_write_chunk(struct rec_session *s, struct rec_thread *t, const uint8_t *data,
@@ -595,6 +597,16 @@ static void uftrace_drop_if_empty(struct rec_session *s, struct rec_thread *t)
 	unlinkat(s->dirfd, name, 0);
 }
 
+/* Can room taken for T reach past the block that holds byte SIZE - 1 of its file? */
+static int uftrace_room_past(const struct rec_thread *t, uint64_t size)
+{
+	uint64_t room = size + sizeof(struct uftrace_record); /* open_thread's, at worst */
+
+	if (t->sink_room > room)
+		room = t->sink_room;
+	return room > ((size + 511) & ~(uint64_t)511);
+}
+
 static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
 	off_t size = -1;
@@ -623,12 +635,12 @@ static void uftrace_close_thread(struct rec_session *s, struct rec_thread *t, ui
 		}
 		/* a vfork child's file is its next image's too, which may be appending right now:
 		 * a trim (fstat, then truncate to that size) could cut what it wrote between
-		 * them; that image trims it at its own close. Room that ends in the file's last
-		 * 4 KiB block (open_thread's, an exited thread's exact room) holds no block past
-		 * it: nothing to give back (the trim is three syscalls) */
+		 * them; that image trims it at its own close. Room that ends in the block that
+		 * holds the file's end (an exited thread's exact room, open_thread's record at
+		 * most a record past the size it found) holds no block past it: nothing to give
+		 * back (the trim is three syscalls). Blocks of 512 bytes at least */
 		size = lseek(t->sink_fd, 0, SEEK_END);
-		if (!t->vfork_pid &&
-		    (size < 0 || t->sink_room > (((uint64_t)size + 4095) & ~(uint64_t)4095)))
+		if (!t->vfork_pid && (size < 0 || uftrace_room_past(t, (uint64_t)size)))
 			rec_room_trim(t->sink_fd);
 		close(t->sink_fd);
 		t->sink_fd = -1;

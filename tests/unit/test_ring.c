@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,11 +120,18 @@ static __thread uint64_t my_writer; /* set by each writer before it records */
 static uint64_t writer_of_tid[1 << 16];
 
 static uint64_t closes; /* threads the sink closed (test_writers_reclaim) */
+/* test_fork_during_close: while set, close_thread says so (in_close) and waits */
+static int close_hold, in_close;
 
 static void test_close_thread(struct rec_session *s, struct rec_thread *t, uint64_t lost_after)
 {
 	uint64_t w = writer_of_tid[t->tid & 0xffff];
 	(void)s;
+	if (__atomic_load_n(&close_hold, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&in_close, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&close_hold, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	}
 	__atomic_add_fetch(&closes, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&seen_lock);
 	seen[w].lost += lost_after + (uintptr_t)t->sink_priv;
@@ -131,7 +139,8 @@ static void test_close_thread(struct rec_session *s, struct rec_thread *t, uint6
 	pthread_mutex_unlock(&seen_lock);
 }
 
-static const struct rec_sink test_sink = {
+/* the sink is not const: test_fork_during_close gives it a per-write descriptor (thread_fd) */
+static struct rec_sink test_sink = {
 	.name = "test",
 	.open_thread = test_open_thread,
 	.write_chunk = test_write_chunk,
@@ -644,6 +653,65 @@ static void test_ring_reuse(void **state)
 	}
 }
 
+/* A per-write descriptor, as the uftrace and XRay sinks open one for each chunk */
+static int test_thread_fd(struct rec_session *s, struct rec_thread *t)
+{
+	(void)s;
+	(void)t;
+	return open("/dev/null", O_WRONLY | O_CLOEXEC);
+}
+
+/* A fork while the flusher closes an ended thread: the descriptor of that thread's writes,
+ * which the flusher keeps open from its last write to its close in a table of its own
+ * (rec_thread_drain_close), has there a number that in the child is the child's own (the
+ * lowest free there: 0). The child's own 0, 1 and 2 must stay open: the child closed that
+ * number before (its stdin). Not under TSan: its runtime kills a child of a multi-threaded
+ * process that starts a thread, and there the drainers share the program's table (nothing is
+ * kept). */
+static void test_fork_during_close(void **state)
+{
+	struct job j = { .writer = 2, .n = 10 };
+	pthread_t th;
+	pid_t pid;
+	int status;
+
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#endif
+	memset(seen, 0, sizeof(seen));
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0) /* the child must find them open */
+			assert_int_equal(open("/dev/null", O_RDWR), fd);
+	__atomic_store_n(&rec_sess.cfg.policy, REC_POLICY_BLOCK, __ATOMIC_RELAXED);
+	test_sink.thread_fd = test_thread_fd;
+	__atomic_store_n(&in_close, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&close_hold, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, writer_main, &j), 0);
+	pthread_join(th, NULL);
+	for (int spin = 0; spin < 20000 && !__atomic_load_n(&in_close, __ATOMIC_ACQUIRE); spin++) {
+		rec_flusher_wake();
+		usleep(1000);
+	}
+	assert_true(__atomic_load_n(&in_close, __ATOMIC_ACQUIRE));
+	pid = fork();
+	if (pid == 0) {
+		int open_fds = 0;
+		for (int fd = 0; fd < 3; fd++)
+			open_fds += fcntl(fd, F_GETFD) >= 0;
+		_exit(open_fds == 3 ? 0 : 1);
+	}
+	assert_true(pid > 0);
+	__atomic_store_n(&close_hold, 0, __ATOMIC_RELEASE);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	wait_writer_closed(2);
+	test_sink.thread_fd = NULL;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0); /* 1: a descriptor of the child's was closed */
+	assert_int_equal(seen[2].received, j.n);
+	assert_int_equal(seen[2].lost, 0);
+}
+
 static void test_config_sizes(void **state)
 {
 	uint64_t v;
@@ -687,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_help_producer_writes_when_flusher_stuck),
 		cmocka_unit_test(test_drop_stress_threads),
 		cmocka_unit_test(test_nested_guard_counts),
+		cmocka_unit_test(test_fork_during_close),
 		cmocka_unit_test(test_writers_threads), /* last but one: its writers stay */
 		cmocka_unit_test(test_writers_reclaim),
 	};
