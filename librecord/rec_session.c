@@ -162,6 +162,7 @@ static void rec_atfork_child(void)
 	rec_sess.finisher_tid = 0;
 	rec_sess.closed_events = rec_sess.closed_bytes = 0;
 	rec_sess.closed_unwritten = 0;
+	rec_stats_fork_child(); /* stats lines a full disk kept back are the parent's */
 	rec_sess.write_errno = 0;
 	memset(rec_sess.closed_lost, 0, sizeof(rec_sess.closed_lost));
 	rec_sess.lost_dead = 0;

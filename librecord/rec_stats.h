@@ -24,9 +24,13 @@
  * session's closed_* totals. */
 void rec_stats_reap(struct rec_thread *t);
 /* The lines rec_stats_reap took since the last call, written in one append to the stats
- * file (one open, write and close per pass of the flusher, not per thread ended). Registry
- * lock held, before it is let go: finish reads the file under it. */
+ * file (one open, write and close per pass of the flusher, not per thread ended). On a full
+ * disk they are kept for the next call; rec_stats_finish makes the last one. Registry lock
+ * held, before it is let go (the batch is the lock's), or finish's thread, the flusher
+ * stopped. */
 void rec_stats_reap_flush(void);
+/* Fork child: the lines kept back are the parent's threads'. */
+void rec_stats_fork_child(void);
 /* A sink's finish could not move N events of thread TID (of this image) from where they were
  * written (a spool) into the trace: they are counted lost_full, not events, in the thread's
  * line and the totals (a line already written for a freed thread is corrected by
