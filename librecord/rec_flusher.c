@@ -35,9 +35,10 @@
  * thread on). A writer walks the registry and writes the full chunks of every live thread
  * whose drain_lock it gets (the help policy's try-lock: one drainer per ring at a time, chunks
  * in seq order); an exited thread is the flusher's alone (it drains and closes it under the
- * lock, rec_thread_drain_close: a writer that looked before the exit skips it). Not under the drain and overwrite policies (no live thread is drained by anyone but
- * its owner or finish) nor for a sink that appends every thread to one file under its own
- * lock (Cacheray's: the writes are one at a time whoever makes them). Each writer has a
+ * lock, rec_thread_drain_close: a writer that looked before the exit skips it). Not under
+ * the drain and overwrite policies (no live thread is drained by anyone but its owner or
+ * finish) nor for a sink that appends every thread to one file under its own lock
+ * (Cacheray's: the writes are one at a time whoever makes them). Each writer has a
  * descriptor table of its own, as the flusher; every signal blocked, never traced. Writers
  * sleep on the flusher's `wake` word; a producer that hands over a chunk wakes them all when
  * one sleeps. They end with the flusher (rec_flusher_stop joins them), before finish drains.

@@ -287,9 +287,9 @@ void rec_thread_drain_settle(struct rec_thread *t);
 void rec_thread_close(struct rec_thread *t, int unmap);
 /* An exited thread, under its drain lock: its chunks written (rec_thread_drain(t, 1)), then
  * closed and unmapped (rec_thread_close(t, 1)); -1 (nothing done) when another thread holds
- * the lock. In a drainer's own table the per-write descriptor of a sink
- * that opens one per write stays open from the first write to the close: one open and one
- * close per thread ended, not one per chunk and one more for the close. */
+ * the lock. In a drainer's own table the per-write descriptor of a sink that opens one per
+ * write stays open from the first of these writes to the close: one open and one close per
+ * thread ended, not one per chunk and one more for the close. */
 int rec_thread_drain_close(struct rec_thread *t);
 /* Fault in the chunk after the one being filled, if not done yet (flusher). */
 void rec_thread_prefault_ahead(struct rec_thread *t);
