@@ -142,7 +142,7 @@ static void dump_maps(const struct ufr_data *d)
 }
 
 static void print_record(struct ufr_data *d, const struct ufr_thread *t, const struct ufr_rec *r,
-			 bool offsets)
+			 struct ufcli_addr_cache *cache, bool offsets)
 {
 	/* the fixed part of the line, built without printf (it dominated dump's time) */
 	char line[160], *p = line;
@@ -167,7 +167,7 @@ static void print_record(struct ufr_data *d, const struct ufr_thread *t, const s
 		p = rd_fmt_dec(rd_fmt_str(p, " id="), r->addr);
 		break;
 	default:
-		name = ufr_symbolize(d, t, r->time, r->addr);
+		name = ufcli_addr_name(d, t, r, cache);
 		p = rd_fmt_hex(rd_fmt_str(p, " addr=0x"), r->addr);
 		if (name)
 			*p++ = ' ';
@@ -194,7 +194,8 @@ static void print_record(struct ufr_data *d, const struct ufr_thread *t, const s
 
 /* one thread's records; the first broken rule goes to FIRST */
 static void dump_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_check *ck,
-			const struct cli_dump_opts *o, struct rd_error *first)
+			struct ufcli_addr_cache *cache, const struct cli_dump_opts *o,
+			struct rd_error *first)
 {
 	struct ufr_dat_iter it;
 	struct ufr_rec rec;
@@ -212,8 +213,9 @@ static void dump_thread(struct ufr_data *d, struct ufr_thread *t, struct ufr_che
 		return;
 	}
 	ufr_thread_check_init(d, t, ck);
+	memset(cache, 0, UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
 	while ((r = ufr_dat_next(&it, &rec, &ierr)) > 0) {
-		print_record(d, t, &rec, o->offsets);
+		print_record(d, t, &rec, cache, o->offsets);
 		/* keep printing after a broken rule: the rest is what one wants to see */
 		if (!rd_error_isset(&cerr) && ufr_check_rec(ck, &rec, t->dat_file, &cerr) < 0)
 			printf("# ^ %s\n", cerr.msg);
@@ -230,6 +232,7 @@ int ufcli_dump(const char *path, const struct cli_dump_opts *o)
 {
 	struct ufr_data *d;
 	struct ufr_check *ck;
+	struct ufcli_addr_cache *cache;
 	struct rd_error err, first;
 	char *task_file;
 
@@ -259,14 +262,17 @@ int ufcli_dump(const char *path, const struct cli_dump_opts *o)
 	dump_maps(d);
 
 	ck = malloc(sizeof(*ck));
-	if (ck == NULL) {
+	cache = malloc(UFCLI_SYMCACHE_SLOTS * sizeof(*cache));
+	if (ck == NULL || cache == NULL) {
+		free(ck);
+		free(cache);
 		cli_err("out of memory");
 		ufr_close(d);
 		return CLI_BAD_TRACE;
 	}
 	for (size_t i = 0; !o->headers_only && i < d->nr_threads; i++) {
 		if (d->threads[i].dat_size >= 0)
-			dump_thread(d, &d->threads[i], ck, o, &first);
+			dump_thread(d, &d->threads[i], ck, cache, o, &first);
 	}
 	/* .dat files taskinfo does not list (uftrace ignores them; show them anyway) */
 	for (size_t i = 0; !o->headers_only && i < d->nr_dat_names; i++) {
@@ -280,10 +286,11 @@ int ufcli_dump(const char *path, const struct cli_dump_opts *o)
 			continue;
 		t.dat_size = rd_file_size(t.dat_file);
 		t.task = ufr_find_task(d, t.tid);
-		dump_thread(d, &t, ck, o, &first);
+		dump_thread(d, &t, ck, cache, o, &first);
 		free(t.dat_file);
 	}
 	free(ck);
+	free(cache);
 	fflush(stdout);
 	ufr_close(d);
 	if (rd_error_isset(&first)) {

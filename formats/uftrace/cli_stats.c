@@ -53,21 +53,25 @@ static struct ufcli_addr_cache *addr_slot(struct ufcli_addr_cache *cache, uint64
 	return slot;
 }
 
-const char *ufcli_entry_name(struct ufr_data *d, const struct ufr_thread *t,
-			     const struct ufr_rec *r, struct ufcli_addr_cache *cache, char *buf,
-			     size_t len)
+const char *ufcli_addr_name(struct ufr_data *d, const struct ufr_thread *t,
+			    const struct ufr_rec *r, struct ufcli_addr_cache *cache)
 {
 	const struct ufr_session *s = t->task ? ufr_session_at(d, t->task, r->time) : NULL;
 	bool hit;
 	struct ufcli_addr_cache *slot = addr_slot(cache, r->addr, s, &hit);
-	const char *name;
 
-	if (hit)
-		name = slot->name;
-	else {
-		name = ufr_symbolize(d, t, r->time, r->addr);
-		*slot = (struct ufcli_addr_cache){ r->addr, s, name, true, 0 };
-	}
+	if (!hit)
+		*slot = (struct ufcli_addr_cache){ r->addr, s, ufr_symbolize(d, t, r->time, r->addr),
+						   true, 0 };
+	return slot->name;
+}
+
+const char *ufcli_entry_name(struct ufr_data *d, const struct ufr_thread *t,
+			     const struct ufr_rec *r, struct ufcli_addr_cache *cache, char *buf,
+			     size_t len)
+{
+	const char *name = ufcli_addr_name(d, t, r, cache);
+
 	if (name != NULL)
 		return name;
 	snprintf(buf, len, "<%" PRIx64 ">", r->addr);

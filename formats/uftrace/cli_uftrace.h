@@ -33,6 +33,10 @@ struct ufcli_addr_cache {
 	uint64_t pending; /* stats: entries of this address not yet added to its name's count */
 };
 
+/* the name of the function record R's address names, NULL when none does, through CACHE
+ * (UFCLI_SYMCACHE_SLOTS entries, zeroed per thread) */
+const char *ufcli_addr_name(struct ufr_data *d, const struct ufr_thread *t,
+			    const struct ufr_rec *r, struct ufcli_addr_cache *cache);
 /* the name of the function an ENTRY record R names ("<hex>" in BUF when unresolved), through
  * CACHE (UFCLI_SYMCACHE_SLOTS entries, zeroed per thread) */
 const char *ufcli_entry_name(struct ufr_data *d, const struct ufr_thread *t,
