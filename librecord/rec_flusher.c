@@ -250,7 +250,7 @@ static void rec_flusher_free_list(struct rec_thread *t)
 {
 	for (struct rec_thread *next; t; t = next) {
 		next = t->reaped_next;
-		munmap(t, t->alloc_size);
+		rec_thread_state_free(t);
 	}
 }
 

@@ -346,13 +346,54 @@ static int rec_thread_publish(struct rec_thread *t)
 	return 0;
 }
 
+/*
+ * Thread states the flusher freed, kept for the next attaches (under rec_sess.lock). A
+ * munmap per ended thread flushed the TLB of every CPU the process ran on (an IPI each,
+ * dear in a VM: 16% of the samples of 1000 short threads were munmap's), and the next
+ * thread's fresh mapping took page faults at its first stores. Only in the process that
+ * owns them (not a vfork child, which shares our memory); a fork child forgets its copy.
+ */
+#define REC_STATE_CACHE 16
+static struct rec_thread *rec_state_cache[REC_STATE_CACHE];
+static uint32_t rec_state_cached;
+
+static struct rec_thread *rec_thread_state_alloc(size_t size)
+{
+	struct rec_thread *t = NULL;
+
+	if (getpid() == rec_sess.pid) {
+		pthread_mutex_lock(&rec_sess.lock);
+		if (rec_state_cached && rec_state_cache[rec_state_cached - 1]->alloc_size == size)
+			t = rec_state_cache[--rec_state_cached];
+		pthread_mutex_unlock(&rec_sess.lock);
+		if (t) {
+			memset(t, 0, size); /* as a new mapping's */
+			return t;
+		}
+	}
+	t = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return t == MAP_FAILED ? NULL : t;
+}
+
+void rec_thread_state_free(struct rec_thread *t)
+{
+	pthread_mutex_lock(&rec_sess.lock);
+	if (rec_state_cached < REC_STATE_CACHE) {
+		rec_state_cache[rec_state_cached++] = t;
+		t = NULL;
+	}
+	pthread_mutex_unlock(&rec_sess.lock);
+	if (t)
+		munmap(t, t->alloc_size);
+}
+
 static struct rec_thread *rec_thread_attach(void)
 {
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
 	struct rec_thread *t;
 
-	t = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED) {
+	t = rec_thread_state_alloc(size);
+	if (t == NULL) {
 		rec_ring_warn("cannot allocate thread state (the thread records nothing):");
 		return NULL;
 	}
@@ -936,6 +977,7 @@ struct rec_thread *rec_thread_fork_child(struct rec_thread *old)
 	rec_sess.threads = NULL;
 	rec_sess.nthreads = 0;
 	rec_sess.late_pending = 0; /* the parent's threads, gone */
+	rec_state_cached = 0;      /* the fork may have cut a push in two: a few pages left */
 	rec_ringpool_fork_child();
 	rec_write_warned = 0; /* the child's own trace: its first failure is said again */
 	if ((uintptr_t)old <= REC_THREAD_SENTINEL_MAX) {

@@ -147,6 +147,9 @@ int rec_thread_attaching_at(uintptr_t tp);
 void rec_thread_open_late(struct rec_thread *t);
 /* The same for a thread whose open_pending the caller moved from 1 to 2 (the helper). */
 void rec_thread_open_late_run(struct rec_thread *t);
+/* A reaped thread's state, no walker left on it (the flusher): kept for the next attach, or
+ * unmapped when enough are kept. */
+void rec_thread_state_free(struct rec_thread *t);
 /* Out of line: switch chunks under the policy; NULL means the event was dropped (counted). */
 void *rec_reserve_slow(struct rec_thread *t, size_t n);
 
