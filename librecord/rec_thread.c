@@ -377,6 +377,11 @@ static struct rec_thread *rec_thread_state_alloc(size_t size)
 
 void rec_thread_state_free(struct rec_thread *t)
 {
+	/* none kept once finish has begun: no attach is to come */
+	if (__atomic_load_n(&rec_sess.state, __ATOMIC_ACQUIRE) != REC_SESSION_ACTIVE) {
+		munmap(t, t->alloc_size);
+		return;
+	}
 	pthread_mutex_lock(&rec_sess.lock);
 	if (rec_state_cached < REC_STATE_CACHE) {
 		rec_state_cache[rec_state_cached++] = t;
