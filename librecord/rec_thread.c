@@ -357,11 +357,12 @@ static int rec_thread_publish(struct rec_thread *t)
 static struct rec_thread *rec_state_cache[REC_STATE_CACHE];
 static uint32_t rec_state_cached;
 
-static struct rec_thread *rec_thread_state_alloc(size_t size)
+/* OWN: the caller is of the process that owns the cache (not a vfork child) */
+static struct rec_thread *rec_thread_state_alloc(size_t size, int own)
 {
 	struct rec_thread *t = NULL;
 
-	if (getpid() == rec_sess.pid) {
+	if (own) {
 		pthread_mutex_lock(&rec_sess.lock);
 		if (rec_state_cached && rec_state_cache[rec_state_cached - 1]->alloc_size == size)
 			t = rec_state_cache[--rec_state_cached];
@@ -395,9 +396,11 @@ void rec_thread_state_free(struct rec_thread *t)
 static struct rec_thread *rec_thread_attach(void)
 {
 	size_t size = (sizeof(struct rec_thread) + rec_sess.fe->thread_size + 4095) & ~(size_t)4095;
+	/* a vfork child is another process in our memory: no cached state, no spare ring */
+	int own = getpid() == rec_sess.pid;
 	struct rec_thread *t;
 
-	t = rec_thread_state_alloc(size);
+	t = rec_thread_state_alloc(size, own);
 	if (t == NULL) {
 		rec_ring_warn("cannot allocate thread state (the thread records nothing):");
 		return NULL;
@@ -411,7 +414,7 @@ static struct rec_thread *rec_thread_attach(void)
 	/* a spare ring, taken here: the ring and the sink's files are a drainer's to name and
 	 * open (rec_thread_open_late), the thread records at once. Not in a vfork child (our
 	 * memory, another process: the flusher would open a thread of the parent's) */
-	if (rec_sess.sink->late_open && getpid() == rec_sess.pid && rec_ringpool_claim(t) == 0) {
+	if (rec_sess.sink->late_open && own && rec_ringpool_claim(t) == 0) {
 		t->open_pending = 1;
 		__atomic_add_fetch(&rec_sess.late_pending, 1, __ATOMIC_RELAXED);
 		goto attached;
